@@ -1,0 +1,41 @@
+import { OptionError } from "../core/errors.js";
+import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js";
+import type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
+
+/** The seeds' unit of time, one second, as the default base, interval and step. */
+export const SECOND = 1000;
+
+/** Validates `base` (finite, >= 0) and `max` (>= base, Infinity allowed) for strategy `name`. */
+export function baseAndMax(
+  name: string,
+  options: { base?: number; max?: number } | undefined,
+  known: readonly string[],
+  defaultBase = SECOND,
+): { base: number; max: number } {
+  knownKeys(`backoff.${name}`, options, known);
+  const base = finiteAtLeast(`backoff.${name}: base`, options?.base ?? defaultBase, 0);
+  const max = atLeastOrInfinity(`backoff.${name}: max`, options?.max ?? Number.POSITIVE_INFINITY, 0);
+  if (max < base) throw new OptionError(`backoff.${name}: max`, max, `>= base (${base})`);
+  return { base, max };
+}
+
+/** `min(max, value)` that also maps NaN and overflow to `max` and never goes below 0. */
+export function capped(value: number, max: number): number {
+  return value < max ? Math.max(value, 0) : max;
+}
+
+/** Turns any `BackoffLike` into a `Backoff`. */
+export function toBackoff(value: BackoffLike, option = "backoff"): Backoff {
+  if (typeof value === "function") {
+    const fn = value as BackoffFunction;
+    return { name: fn.name || "custom", base: 0, max: Number.POSITIVE_INFINITY, delay: fn };
+  }
+  if (value === null || typeof value !== "object" || typeof (value as Backoff).delay !== "function") {
+    throw new OptionError(
+      option,
+      value,
+      "a backoff (from backoff.*), an object with a delay(retries, random) method, or a function",
+    );
+  }
+  return value;
+}

@@ -1,0 +1,30 @@
+import { finiteAtLeast, knownKeys } from "../core/validate.js";
+import { SECOND } from "./common.js";
+import type { Backoff } from "./types.js";
+
+export interface ConstantOptions {
+  /** v_base in ms. Default 1000. */
+  base?: number;
+}
+
+/**
+ * Constant backoff, seed 000: v_x = v_base.
+ *
+ * @example
+ * backoff.constant({ base: 250 });
+ */
+export function constant(options?: ConstantOptions): Backoff {
+  knownKeys("backoff.constant", options, ["base"]);
+  const base = finiteAtLeast("backoff.constant: base", options?.base ?? SECOND, 0);
+  return { name: "constant", base, max: base, delay: () => base };
+}
+
+/**
+ * No backoff: retry at once (seed 000's constant backoff with v_base = 0).
+ *
+ * @example
+ * backoff.none();
+ */
+export function none(): Backoff {
+  return { name: "none", base: 0, max: 0, delay: () => 0 };
+}

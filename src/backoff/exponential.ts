@@ -1,0 +1,30 @@
+import { finiteAtLeast } from "../core/validate.js";
+import { baseAndMax, capped } from "./common.js";
+import type { Backoff } from "./types.js";
+
+export interface ExponentialOptions {
+  /** v_base in ms. Default 1000. */
+  base?: number;
+  /** v_max in ms. Default Infinity. */
+  max?: number;
+  /** m >= 1. Default 2. Seed 000's "quick note" variant (base^(x+1)) is `multiplier` = `base`. */
+  multiplier?: number;
+}
+
+/**
+ * Exponential backoff, seed 000: v_x = min(v_max, v_base × m^x).
+ *
+ * @example
+ * backoff.exponential({ base: 100, max: 10_000 }); // 100, 200, 400, … 10000
+ */
+export function exponential(options?: ExponentialOptions): Backoff {
+  const { base, max } = baseAndMax("exponential", options, ["base", "max", "multiplier"]);
+  const multiplier = finiteAtLeast("backoff.exponential: multiplier", options?.multiplier ?? 2, 1);
+  return {
+    name: "exponential",
+    base,
+    max,
+    // base 0 stays 0 even when m^x overflows (0 × Infinity would be NaN).
+    delay: (x) => (base === 0 ? 0 : capped(base * multiplier ** x, max)),
+  };
+}

@@ -1,0 +1,24 @@
+import { finiteAtLeast } from "../core/validate.js";
+import { baseAndMax, capped, SECOND } from "./common.js";
+import type { Backoff } from "./types.js";
+
+export interface LinearOptions {
+  /** v_base in ms. Default 1000. */
+  base?: number;
+  /** v_max in ms. Default Infinity. */
+  max?: number;
+  /** L >= 0, the growth per retry in ms. Default 1000. Seed 000's "quick note" variant (base × (x+1)) is `interval` = `base`. */
+  interval?: number;
+}
+
+/**
+ * Linear (interval) backoff, seed 000: v_x = min(v_max, v_base + L × x).
+ *
+ * @example
+ * backoff.linear({ base: 0, interval: 1000 }); // 0, 1000, 2000, … (seed 001's linear)
+ */
+export function linear(options?: LinearOptions): Backoff {
+  const { base, max } = baseAndMax("linear", options, ["base", "max", "interval"]);
+  const interval = finiteAtLeast("backoff.linear: interval", options?.interval ?? SECOND, 0);
+  return { name: "linear", base, max, delay: (x) => capped(base + interval * x, max) };
+}

@@ -1,0 +1,24 @@
+import { OptionError } from "../core/errors.js";
+import { uniform } from "../core/random.js";
+import { baseAndMax } from "./common.js";
+import type { Backoff } from "./types.js";
+
+export interface RandomOptions {
+  /** v_base in ms. Default 0. */
+  base?: number;
+  /** v_max in ms: required, finite. */
+  max: number;
+}
+
+/**
+ * Random backoff, seed 000: v_x = random(v_base, v_max), uniform, whatever x is.
+ *
+ * @example
+ * backoff.random({ base: 100, max: 2000 });
+ */
+export function random(options: RandomOptions): Backoff {
+  const { base, max } = baseAndMax("random", options, ["base", "max"], 0);
+  if (!Number.isFinite(max))
+    throw new OptionError("backoff.random: max", options?.max, "a finite number >= base (required)");
+  return { name: "random", base, max, delay: (_x, rand) => uniform(rand, base, max) };
+}

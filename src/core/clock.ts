@@ -1,0 +1,54 @@
+/**
+ * Time is injected: the retry loop reads the time and sets timers only through a `Clock`.
+ * Only this module touches the real timers and `performance.now`.
+ */
+
+/** Cancels a timer set by `Clock.setTimer`; calling it after the timer fired, or twice, does nothing. */
+export type CancelTimer = () => void;
+
+/**
+ * The time source and timer service the retry loop runs on.
+ * `robustly/testing` ships `VirtualClock`, which implements it without ever waiting.
+ */
+export interface Clock {
+  /** Milliseconds on a monotonic scale; only differences matter. */
+  now(): number;
+  /** Calls `callback` once, `ms` milliseconds from now, unless cancelled first. */
+  setTimer(ms: number, callback: () => void): CancelTimer;
+}
+
+/**
+ * The longest delay one timer can hold: Node.js and browsers store it in a signed 32-bit integer
+ * (2^31 − 1 ms, about 24.8 days) and fire at once when asked for more. Every delay robustly computes is
+ * clamped to it.
+ */
+export const MAX_TIMER_DELAY = 2_147_483_647;
+
+/** The real clock: `performance.now()` and `setTimeout`. */
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  setTimer(ms, callback) {
+    const handle = setTimeout(callback, Math.min(Math.max(ms, 0), MAX_TIMER_DELAY));
+    return () => clearTimeout(handle);
+  },
+};
+
+/**
+ * Waits `ms` on `clock`. Rejects with `signal.reason` as soon as `signal` aborts, removing its timer and
+ * its listener either way.
+ */
+export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    let cancel: CancelTimer | undefined;
+    const onAbort = () => {
+      cancel?.();
+      reject(signal?.reason);
+    };
+    cancel = clock.setTimer(ms, () => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    });
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * The errors robustly itself creates. Everything else that comes out of a call is the caller's own error,
+ * passed through unchanged.
+ */
+
+/** Thrown into an attempt (through its `signal`) and recorded as its outcome when the attempt's `timeout` elapses. */
+export class TimeoutError extends Error {
+  override readonly name = "TimeoutError";
+  /** The timeout that elapsed, in milliseconds. */
+  readonly timeout: number;
+  constructor(timeout: number, message = `The attempt timed out after ${timeout} ms`) {
+    super(message);
+    this.timeout = timeout;
+  }
+}
+
+/**
+ * Wrap an error in `PermanentError` (or throw one with a message) to stop retrying at once.
+ * `retry` then rejects with the wrapped error itself (`cause`), or with this error when there is none.
+ *
+ * @example
+ * if (response.status === 404) throw new PermanentError(new Error("not found"));
+ */
+export class PermanentError extends Error {
+  override readonly name = "PermanentError";
+  constructor(cause?: unknown, message?: string) {
+    const text =
+      message ??
+      (cause instanceof Error ? cause.message : cause === undefined ? "Permanent failure" : String(cause));
+    super(text, cause === undefined ? undefined : { cause });
+  }
+}
+
+/**
+ * Marks an attempt whose value `retryOnResult` rejected. Rules and `retryOn` see it like any other error;
+ * it never escapes `retry`: when retries run out, `retry` resolves with the last value.
+ */
+export class RetryableResultError<T = unknown> extends Error {
+  override readonly name = "RetryableResultError";
+  readonly value: T;
+  constructor(value: T) {
+    super("retryOnResult asked for a retry");
+    this.value = value;
+  }
+}
+
+/** A bad option: thrown at once, naming the option, the value and what is allowed. */
+export class OptionError extends TypeError {
+  override readonly name = "OptionError";
+  readonly option: string;
+  readonly value: unknown;
+  constructor(option: string, value: unknown, allowed: string) {
+    super(`${option} must be ${allowed}; got ${describe(value)}`);
+    this.option = option;
+    this.value = value;
+  }
+}
+
+/** A short, safe rendering of any value for error messages. */
+export function describe(value: unknown): string {
+  if (typeof value === "number") {
+    return Object.is(value, -0) ? "-0" : String(value);
+  }
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "function") return `function ${value.name || "(anonymous)"}`;
+  if (Array.isArray(value)) return `[${value.map(describe).join(", ")}]`;
+  if (value === null || value === undefined || typeof value !== "object") return String(value);
+  try {
+    const json = JSON.stringify(value);
+    return json.length > 80 ? `${json.slice(0, 77)}...` : json;
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * Randomness is injected: every strategy draws from a `Random`, a function returning a number in [0, 1).
+ * Only this module touches `Math.random`.
+ */
+
+/** A source of uniform random numbers in [0, 1), like `Math.random`. */
+export type Random = () => number;
+
+/** The default source: `Math.random`. */
+export const systemRandom: Random = () => Math.random();
+
+/**
+ * A deterministic `Random` from a 32-bit seed (mulberry32, a public-domain generator by Tommy Ettinger):
+ * the same seed always yields the same sequence. Fast, small state, good enough for jitter and simulation,
+ * not for cryptography.
+ *
+ * @example
+ * const random = seededRandom(42);
+ * random(); // always the same first number for seed 42
+ */
+export function seededRandom(seed: number): Random {
+  if (!Number.isFinite(seed)) {
+    throw new TypeError(`seededRandom: seed must be a finite number; got ${String(seed)}`);
+  }
+  let state = Math.trunc(seed) >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A uniform draw in [low, high). */
+export function uniform(random: Random, low: number, high: number): number {
+  return low + (high - low) * random();
+}
+
+/** A uniform integer in [0, n] (both ends included). */
+export function uniformInt(random: Random, n: number): number {
+  return Math.min(n, Math.floor(random() * (n + 1)));
+}
+
+/**
+ * A standard normal draw, N(0, 1), by the Box–Muller transform (Box & Muller, 1958).
+ * `1 - random()` keeps the logarithm's argument in (0, 1].
+ */
+export function standardNormal(random: Random): number {
+  const u1 = 1 - random();
+  const u2 = random();
+  return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+}

@@ -1,0 +1,49 @@
+/**
+ * robustly: reach unreliable resources robustly.
+ *
+ * `retry` and `wrap` run an operation with per-attempt timeouts, retry policies, backoff, jitter and
+ * scaling (seed 000's access wrapper); `backoff.*` and `jitter.*` are the strategies; `delays` shows the
+ * delays a policy would sleep.
+ */
+
+export type {
+  Backoff,
+  BackoffFunction,
+  BackoffLike,
+  ConstantOptions,
+  ExponentialOptions,
+  FibonacciOptions,
+  LinearOptions,
+  PolynomialOptions,
+  RandomOptions,
+  SlottedOptions,
+} from "./backoff/index.js";
+export { backoff, fib } from "./backoff/index.js";
+export { type CancelTimer, type Clock, MAX_TIMER_DELAY, sleep, systemClock } from "./core/clock.js";
+export { OptionError, PermanentError, RetryableResultError, TimeoutError } from "./core/errors.js";
+export { type Random, seededRandom, systemRandom } from "./core/random.js";
+export type {
+  DecorrelatedAwsOptions,
+  EqualJitterOptions,
+  FullJitterOptions,
+  Jitter,
+  JitterFunction,
+  JitterInput,
+  JitterLike,
+  JitterMode,
+  JitterResult,
+  NormalJitterOptions,
+  ProportionalJitterOptions,
+} from "./jitter/index.js";
+export { jitter } from "./jitter/index.js";
+export type { ErrorClass, ErrorMatcher } from "./policy/matcher.js";
+export {
+  type AttemptContext,
+  DEFAULTS,
+  type RetryEvent,
+  type RetryOptions,
+  type RetryPolicy,
+  type RetryRule,
+} from "./policy/options.js";
+export { delays } from "./retry/delays.js";
+export { retry, wrap } from "./retry/retry.js";

@@ -1,0 +1,34 @@
+import { OptionError } from "../core/errors.js";
+import { knownKeys } from "../core/validate.js";
+import type { Jitter, JitterFunction, JitterLike } from "./types.js";
+
+/** How full and equal jitter draw: seed 000's sample code and AWS draw uniformly; seed 000's formula picks one end. */
+export type JitterMode = "uniform" | "choice";
+
+export function mode(name: string, options: { mode?: JitterMode } | undefined): JitterMode {
+  knownKeys(`jitter.${name}`, options, ["mode"]);
+  const value = options?.mode ?? "uniform";
+  if (value !== "uniform" && value !== "choice") {
+    throw new OptionError(`jitter.${name}: mode`, value, '"uniform" or "choice"');
+  }
+  return value;
+}
+
+/** Turns any `JitterLike` into a `Jitter`. */
+export function toJitter(value: JitterLike, option = "jitter"): Jitter {
+  if (typeof value === "function") {
+    const fn = value as JitterFunction;
+    return {
+      name: fn.name || "custom",
+      apply: ({ backoff, retries, random }) => fn(backoff.delay(retries, random), random),
+    };
+  }
+  if (value === null || typeof value !== "object" || typeof (value as Jitter).apply !== "function") {
+    throw new OptionError(
+      option,
+      value,
+      "a jitter (from jitter.*), an object with an apply(input) method, or a function",
+    );
+  }
+  return value;
+}

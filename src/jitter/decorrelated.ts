@@ -1,0 +1,57 @@
+import { OptionError } from "../core/errors.js";
+import { uniform } from "../core/random.js";
+import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js";
+import type { Jitter } from "./types.js";
+
+/**
+ * Seed 000's decorrelated jitter: x becomes random_choice(0, x), so the backoff "forgets" past retries
+ * half of the time, and the backoff is recomputed with it. The reset x carries on (the next retry uses
+ * x + 1); the count held against `maxRetries` is never reset.
+ *
+ * @example
+ * jitter.decorrelated();
+ */
+export function decorrelated(): Jitter {
+  return {
+    name: "decorrelated",
+    apply({ backoff, retries, random }) {
+      const x = random() < 0.5 ? 0 : retries;
+      return { delay: backoff.delay(x, random), retries: x };
+    },
+  };
+}
+
+export interface DecorrelatedAwsOptions {
+  /** The smallest delay in ms. Default: the backoff's `base`. */
+  base?: number;
+  /** The cap in ms. Default: the backoff's `max`. */
+  max?: number;
+}
+
+/**
+ * AWS's decorrelated jitter (AWS Architecture Blog, "Exponential Backoff And Jitter", 2015):
+ * sleep = min(cap, uniform(base, 3 × previous sleep)), the first sleep being base. The backoff strategy
+ * only lends its `base` and `max`.
+ *
+ * @example
+ * { backoff: backoff.exponential({ base: 100, max: 20_000 }), jitter: jitter.decorrelatedAws() }
+ */
+export function decorrelatedAws(options?: DecorrelatedAwsOptions): Jitter {
+  knownKeys("jitter.decorrelatedAws", options, ["base", "max"]);
+  const ownBase =
+    options?.base === undefined ? undefined : finiteAtLeast("jitter.decorrelatedAws: base", options.base, 0);
+  const ownMax =
+    options?.max === undefined ? undefined : atLeastOrInfinity("jitter.decorrelatedAws: max", options.max, 0);
+  if (ownBase !== undefined && ownMax !== undefined && ownMax < ownBase) {
+    throw new OptionError("jitter.decorrelatedAws: max", ownMax, `>= base (${ownBase})`);
+  }
+  return {
+    name: "decorrelated-aws",
+    apply({ backoff, previous, random }) {
+      const base = ownBase ?? backoff.base;
+      const max = ownMax ?? backoff.max;
+      if (previous === undefined) return Math.min(base, max);
+      return Math.min(max, uniform(random, base, Math.max(base, 3 * previous)));
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import { uniform } from "../core/random.js";
+import { type JitterMode, mode } from "./common.js";
+import type { Jitter } from "./types.js";
+
+export interface EqualJitterOptions {
+  /** "uniform" (default): b/2 + uniform(0, b/2), as AWS does. "choice": seed 000's b/2 + random_choice(0, b/2). */
+  mode?: JitterMode;
+}
+
+/**
+ * Equal jitter: half the backoff for sure, the other half jittered (AWS Architecture Blog, 2015; seed 000).
+ *
+ * @example
+ * jitter.equal();
+ */
+export function equal(options?: EqualJitterOptions): Jitter {
+  const m = mode("equal", options);
+  return {
+    name: m === "uniform" ? "equal" : "equal-choice",
+    apply({ backoff, retries, random }) {
+      const half = backoff.delay(retries, random) / 2;
+      if (m === "uniform") return half + uniform(random, 0, half);
+      return random() < 0.5 ? half : half * 2;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { OptionError } from "../core/errors.js";
+
+/** An error class, as matched by `instanceof`. */
+// biome-ignore lint/suspicious/noExplicitAny: constructors of any arity must fit
+export type ErrorClass = abstract new (...args: any[]) => unknown;
+
+/**
+ * Which errors a rule (or `retryOn`) covers:
+ * - an error class (`instanceof`),
+ * - a string, equal to the error's `name` or `code` (e.g. "ECONNRESET"),
+ * - a list of classes and strings (any of them),
+ * - a predicate `(error) => boolean`.
+ */
+export type ErrorMatcher =
+  | ErrorClass
+  | string
+  | readonly (ErrorClass | string)[]
+  | ((error: unknown) => boolean);
+
+function isErrorClass(value: unknown): value is ErrorClass {
+  return typeof value === "function" && (value === Error || value.prototype instanceof Error);
+}
+
+function single(option: string, item: unknown): (error: unknown) => boolean {
+  if (typeof item === "string") {
+    if (item === "") throw new OptionError(option, item, "a non-empty error name or code");
+    return (error) =>
+      typeof error === "object" &&
+      error !== null &&
+      ((error as { name?: unknown }).name === item || (error as { code?: unknown }).code === item);
+  }
+  if (isErrorClass(item)) return (error) => error instanceof item;
+  throw new OptionError(option, item, "an Error class or an error name/code string");
+}
+
+/** Compiles a matcher into a predicate, failing at once on anything else. */
+export function compileMatcher(option: string, value: unknown): (error: unknown) => boolean {
+  if (Array.isArray(value)) {
+    if (value.length === 0)
+      throw new OptionError(option, value, "a non-empty list of Error classes or names");
+    const tests = value.map((item, i) => single(`${option}[${i}]`, item));
+    return (error) => tests.some((test) => test(error));
+  }
+  if (typeof value === "string" || isErrorClass(value)) return single(option, value);
+  if (typeof value === "function") {
+    const predicate = value as (error: unknown) => unknown;
+    return (error) => Boolean(predicate(error));
+  }
+  throw new OptionError(
+    option,
+    value,
+    "an Error class, an error name/code string, a list of those, or a predicate function",
+  );
+}

@@ -1,0 +1,22 @@
+import { integerAtLeast } from "../core/validate.js";
+import { newPolicyState, nextDelay } from "../policy/delay.js";
+import { type RetryOptions, resolveOptions } from "../policy/options.js";
+
+/**
+ * The final delays (backoff → jitter → scale) that `retry` would sleep before each of the first `count`
+ * retries if every attempt failed with an error of the top-level policy: `count` numbers, whatever
+ * `maxRetries` and `maxDelay` say. Pure and deterministic given `options.random`.
+ *
+ * @example
+ * delays({ backoff: backoff.exponential({ base: 1000 }), jitter: jitter.none() }, 4); // [1000, 2000, 4000, 8000]
+ */
+export function delays(options: RetryOptions, count: number): number[] {
+  const resolved = resolveOptions(options);
+  integerAtLeast("count", count, 0);
+  const policy = resolved.policies[resolved.policies.length - 1];
+  const state = newPolicyState();
+  const out: number[] = [];
+  for (let i = 0; i < count; i++)
+    out.push(nextDelay(policy as NonNullable<typeof policy>, state, resolved.random));
+  return out;
+}

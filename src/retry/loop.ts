@@ -1,0 +1,112 @@
+/**
+ * The one retry loop (seed 000's access_wrapper): attempt with a timeout, classify the outcome, ask the
+ * policy, compute the delay, sleep, again. `retry`, `wrap` and everything built on them drive this loop.
+ */
+import { sleep } from "../core/clock.js";
+import { PermanentError, RetryableResultError } from "../core/errors.js";
+import { newPolicyState, nextDelay, type PolicyState } from "../policy/delay.js";
+import type { AttemptContext, ResolvedOptions } from "../policy/options.js";
+import { Attempt, guardAttempt } from "../timeout/attempt.js";
+
+type Callback = "onSuccess" | "onError" | "onRetry";
+
+/** Calls a user callback so that neither a throw nor a rejected promise can disturb the loop. */
+function safely<T>(options: ResolvedOptions<T>, name: Callback, call: () => unknown): void {
+  try {
+    const result = call();
+    if (
+      result !== null &&
+      typeof result === "object" &&
+      typeof (result as PromiseLike<unknown>).then === "function"
+    ) {
+      (result as PromiseLike<unknown>).then(undefined, (error: unknown) => report(options, name, error));
+    }
+  } catch (error) {
+    report(options, name, error);
+  }
+}
+
+function report<T>(options: ResolvedOptions<T>, name: Callback, error: unknown): void {
+  try {
+    options.onCallbackError(error, name);
+  } catch {
+    // The error reporter itself failed; there is nowhere left to send this, and the loop must go on.
+  }
+}
+
+/** Runs `operation` under `options` until it succeeds, a policy gives up, or the caller aborts. */
+export async function runLoop<T>(
+  operation: (context: AttemptContext) => T | PromiseLike<T>,
+  options: ResolvedOptions<T>,
+): Promise<T> {
+  const { clock, signal, timeout, policies } = options;
+  if (signal?.aborted) throw signal.reason;
+  const guarded = signal !== undefined || timeout !== Number.POSITIVE_INFINITY;
+  const start = clock.now();
+  let retries = 0;
+  let states: PolicyState[] | undefined;
+
+  for (;;) {
+    const attempt = new Attempt(retries, timeout, retries === 0 ? 0 : clock.now() - start, signal);
+    let error: unknown;
+    try {
+      const value = guarded
+        ? await guardAttempt(operation, attempt, clock, signal)
+        : await operation(attempt);
+      if (options.retryOnResult === undefined || !options.retryOnResult(value)) {
+        if (options.onSuccess !== undefined) {
+          const onSuccess = options.onSuccess;
+          safely(options, "onSuccess", () => onSuccess(value));
+        }
+        return value;
+      }
+      error = new RetryableResultError(value);
+    } catch (thrown) {
+      error = thrown;
+    }
+    if (signal?.aborted) throw signal.reason;
+    if (options.onError !== undefined) {
+      const onError = options.onError;
+      safely(options, "onError", () => onError(error, retries));
+    }
+    if (error instanceof PermanentError) throw error.cause === undefined ? error : error.cause;
+
+    // The first policy whose matcher accepts the error decides (the top-level one is last).
+    let index = -1;
+    for (let i = 0; i < policies.length; i++) {
+      if ((policies[i] as (typeof policies)[number]).match(error)) {
+        index = i;
+        break;
+      }
+    }
+    const policy = policies[index];
+    if (policy === undefined) return giveUp(error);
+    states ??= policies.map(newPolicyState);
+    const state = states[index] as PolicyState;
+    if (state.granted >= policy.maxRetries || policy.maxDelay === 0) return giveUp(error);
+    const delay = nextDelay(policy, state, options.random);
+    const elapsed = clock.now() - start;
+    // Never begin a sleep that would end past maxDelay: give up at once instead.
+    if (elapsed + delay > policy.maxDelay) return giveUp(error);
+    if (options.onRetry !== undefined) {
+      const onRetry = options.onRetry;
+      const event = {
+        error,
+        retries,
+        delay,
+        attempt: attempt.attempt,
+        elapsed,
+        rule: index === policies.length - 1 ? -1 : index,
+      };
+      safely(options, "onRetry", () => onRetry(event));
+    }
+    await sleep(clock, delay, signal);
+    retries += 1;
+  }
+}
+
+/** Ends the call with the last outcome: the value `retryOnResult` kept rejecting, or the error as it was. */
+function giveUp<T>(error: unknown): T {
+  if (error instanceof RetryableResultError) return error.value as T;
+  throw error;
+}
