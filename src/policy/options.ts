@@ -147,15 +147,13 @@ const defaultJitter = full();
 const retryEverything = () => true;
 
 function reportCallbackError(error: unknown, callback: string): void {
-  const warning = error instanceof Error ? error : new Error(String(error));
-  const proc = (globalThis as { process?: { emitWarning?: (w: Error, o: object) => void } }).process;
+  const message = `the ${callback} callback threw (the retry loop went on): ${error instanceof Error ? error.message : String(error)}`;
+  const proc = (globalThis as { process?: { emitWarning?: (w: string, o: object) => void } }).process;
   if (typeof proc?.emitWarning === "function") {
-    proc.emitWarning(warning, {
-      type: "RobustlyCallbackWarning",
-      detail: `thrown by the ${callback} callback; the retry loop went on`,
-    });
+    const detail = error instanceof Error && error.stack !== undefined ? error.stack : undefined;
+    proc.emitWarning(message, { type: "RobustlyCallbackWarning", detail });
   } else {
-    console.error(`robustly: the ${callback} callback threw`, error);
+    console.error(`robustly: ${message}`);
   }
 }
 

@@ -1,0 +1,73 @@
+import fc from "fast-check";
+import { backoff, jitter, PermanentError, retry } from "robustly";
+import { seededRandom } from "robustly/testing";
+import { describe, expect, it } from "vitest";
+import { abortListeners, drive, tick, VirtualClock } from "./support/drive.js";
+
+type Step = "ok" | "fail" | "hang" | "permanent" | "sync-throw";
+
+describe("nothing is left behind", () => {
+  it("after any call settles, no timer and no abort listener of robustly remains", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom<Step>("ok", "fail", "hang", "permanent", "sync-throw"), { minLength: 1, maxLength: 8 }),
+        fc.option(fc.integer({ min: 0, max: 500 }), { nil: undefined }),
+        fc.option(fc.integer({ min: 0, max: 5000 }), { nil: undefined }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer(),
+        async (steps, timeout, abortAt, maxRetries, seed) => {
+          const clock = new VirtualClock();
+          const controller = new AbortController();
+          // Without a timeout, a hanging attempt ends only through the caller's abort: always schedule one then.
+          const abortTime = abortAt ?? (timeout === undefined ? 60_000 : undefined);
+          if (abortTime !== undefined) clock.setTimer(abortTime, () => controller.abort(new Error("abort")));
+          const op = (ctx: { attempt: number; signal: AbortSignal }) => {
+            void ctx.signal; // the lazily created per-attempt signal must be cleaned up too
+            const step = steps[(ctx.attempt - 1) % steps.length];
+            if (step === "ok") return Promise.resolve(ctx.attempt);
+            if (step === "hang") return new Promise<number>(() => {});
+            if (step === "permanent") return Promise.reject(new PermanentError(new Error("no")));
+            if (step === "sync-throw") throw new Error("sync");
+            return Promise.reject(new Error("fail"));
+          };
+          const result = await drive(
+            clock,
+            retry(op, {
+              clock,
+              random: seededRandom(seed),
+              timeout: timeout ?? -1,
+              maxRetries,
+              signal: controller.signal,
+              backoff: backoff.exponential({ base: 100, max: 2000 }),
+              jitter: jitter.full(),
+            }),
+          );
+          if (!result.ok && result.error instanceof Error && result.error.message === "abort") {
+            expect(controller.signal.aborted).toBe(true);
+          }
+          expect(clock.pending).toBe(0);
+          expect(abortListeners(controller.signal)).toBe(0);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("a real-timer call leaves no timer in the event loop once it settles", async () => {
+    const before = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const controller = new AbortController();
+    let calls = 0;
+    const value = await retry(
+      (ctx) => {
+        calls += 1;
+        return ctx.attempt < 3 ? new Promise<string>(() => {}) : "third time";
+      },
+      { timeout: 5, backoff: backoff.none(), signal: controller.signal },
+    );
+    expect(value).toBe("third time");
+    expect(calls).toBe(3);
+    await tick();
+    expect(process.getActiveResourcesInfo().filter((r) => r === "Timeout").length).toBe(before);
+    expect(abortListeners(controller.signal)).toBe(0);
+  });
+});

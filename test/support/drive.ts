@@ -1,0 +1,35 @@
+import { getEventListeners } from "node:events";
+import { VirtualClock } from "robustly/testing";
+
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** Runs the virtual clock until no timer is left, then reports how `promise` settled. */
+export async function drive<T>(clock: VirtualClock, promise: Promise<T>): Promise<Settled<T>> {
+  const settled = promise.then(
+    (value): Settled<T> => ({ ok: true, value }),
+    (error: unknown): Settled<T> => ({ ok: false, error }),
+  );
+  await clock.runAll();
+  return settled;
+}
+
+/** The abort listeners currently registered on `signal`. */
+export function abortListeners(signal: AbortSignal): number {
+  return getEventListeners(signal, "abort").length;
+}
+
+/** A promise with its resolve and reject exposed. */
+export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Lets queued continuations run. */
+export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export { VirtualClock };
