@@ -23,7 +23,8 @@ describe("callbacks", () => {
         clock,
         ...steady,
         onError: (e, retries) => log.push(`error ${(e as Error).message} after ${retries}`),
-        onRetry: ({ retries, delay, attempt, elapsed }) => log.push(`retry ${retries} in ${delay} (attempt ${attempt} at ${elapsed})`),
+        onRetry: ({ retries, delay, attempt, elapsed }) =>
+          log.push(`retry ${retries} in ${delay} (attempt ${attempt} at ${elapsed})`),
         onSuccess: (value) => log.push(`success ${value} at ${clock.now()}`),
       }),
     );
@@ -47,7 +48,13 @@ describe("callbacks", () => {
         async () => {
           throw new Error("always");
         },
-        { clock, ...steady, maxRetries: 2, onError: (_e, n) => errors.push(n), onRetry: (e) => retries.push(e.retries) },
+        {
+          clock,
+          ...steady,
+          maxRetries: 2,
+          onError: (_e, n) => errors.push(n),
+          onRetry: (e) => retries.push(e.retries),
+        },
       ),
     );
     expect(errors).toEqual([0, 1, 2]);

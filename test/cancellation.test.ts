@@ -40,7 +40,10 @@ describe("per-attempt timeout", () => {
   it("ignores a late success of a timed-out attempt", async () => {
     const clock = new VirtualClock();
     const hung = deferred<string>();
-    const result = await drive(clock, retry(() => hung.promise, { clock, ...steady, timeout: 10, maxRetries: 0 }));
+    const result = await drive(
+      clock,
+      retry(() => hung.promise, { clock, ...steady, timeout: 10, maxRetries: 0 }),
+    );
     expect(result.ok).toBe(false);
     expect((result as { error: unknown }).error).toBeInstanceOf(TimeoutError);
     hung.resolve("late");
@@ -52,8 +55,14 @@ describe("per-attempt timeout", () => {
     const seen: number[] = [];
     await retry((ctx) => seen.push(ctx.timeout));
     const clock = new VirtualClock();
-    await drive(clock, retry((ctx) => seen.push(ctx.timeout), { clock, timeout: 250 }));
-    await drive(clock, retry((ctx) => seen.push(ctx.timeout), { clock, timeout: -5 }));
+    await drive(
+      clock,
+      retry((ctx) => seen.push(ctx.timeout), { clock, timeout: 250 }),
+    );
+    await drive(
+      clock,
+      retry((ctx) => seen.push(ctx.timeout), { clock, timeout: -5 }),
+    );
     expect(seen).toEqual([Number.POSITIVE_INFINITY, 250, Number.POSITIVE_INFINITY]);
   });
 
@@ -129,7 +138,12 @@ describe("the caller's abort", () => {
         calls += 1;
         throw new Error("fail");
       },
-      { clock, backoff: backoff.constant({ base: 60_000 }), jitter: jitter.none(), signal: controller.signal },
+      {
+        clock,
+        backoff: backoff.constant({ base: 60_000 }),
+        jitter: jitter.none(),
+        signal: controller.signal,
+      },
     );
     const outcome = pending.then(
       () => "resolved",
@@ -158,7 +172,9 @@ describe("the caller's abort", () => {
     const pending = retry(
       (ctx) => {
         calls += 1;
-        return new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
+        return new Promise((_, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+        );
       },
       { clock, retryOn: () => true, signal: controller.signal, maxRetries: -1 },
     );

@@ -10,7 +10,10 @@ describe("nothing is left behind", () => {
   it("after any call settles, no timer and no abort listener of robustly remains", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.constantFrom<Step>("ok", "fail", "hang", "permanent", "sync-throw"), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.constantFrom<Step>("ok", "fail", "hang", "permanent", "sync-throw"), {
+          minLength: 1,
+          maxLength: 8,
+        }),
         fc.option(fc.integer({ min: 0, max: 500 }), { nil: undefined }),
         fc.option(fc.integer({ min: 0, max: 5000 }), { nil: undefined }),
         fc.integer({ min: 0, max: 6 }),

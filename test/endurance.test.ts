@@ -1,6 +1,6 @@
-import { backoff, jitter, retry } from "robustly";
 import v8 from "node:v8";
 import vm from "node:vm";
+import { backoff, jitter, retry } from "robustly";
 import { describe, expect, it } from "vitest";
 import { drive, VirtualClock } from "./support/drive.js";
 
@@ -25,7 +25,12 @@ describe("endurance", () => {
     };
     const result = await drive(
       clock,
-      retry(op, { clock, maxRetries: -1, backoff: backoff.exponential({ base: 1000, max: 60_000 }), jitter: jitter.none() }),
+      retry(op, {
+        clock,
+        maxRetries: -1,
+        backoff: backoff.exponential({ base: 1000, max: 60_000 }),
+        jitter: jitter.none(),
+      }),
     );
     gc();
     const heapAtEnd = process.memoryUsage().heapUsed;

@@ -47,7 +47,10 @@ describe("retry", () => {
   it("hands each attempt its number, its retries so far and the time since the first attempt", async () => {
     const clock = new VirtualClock();
     const { operation, seen } = scripted([new Transient("a"), new Transient("b")]);
-    const result = await drive(clock, retry(operation, { clock, ...steady, backoff: backoff.linear({ base: 1000, interval: 500 }) }));
+    const result = await drive(
+      clock,
+      retry(operation, { clock, ...steady, backoff: backoff.linear({ base: 1000, interval: 500 }) }),
+    );
     expect(result).toEqual({ ok: true, value: "done" });
     expect(seen.map((s) => [s.attempt, s.retries, s.elapsed])).toEqual([
       [1, 0, 0],
@@ -139,7 +142,13 @@ describe("retry", () => {
     const errors: unknown[] = [];
     const runsOut = await drive(
       clock,
-      retry(op, { clock, ...steady, maxRetries: 2, retryOnResult: () => true, onError: (e) => errors.push(e) }),
+      retry(op, {
+        clock,
+        ...steady,
+        maxRetries: 2,
+        retryOnResult: () => true,
+        onError: (e) => errors.push(e),
+      }),
     );
     expect(runsOut).toEqual({ ok: true, value: 3 });
     expect(errors).toHaveLength(3);
@@ -166,7 +175,10 @@ describe("retry", () => {
     expect(zero.seen).toHaveLength(1);
 
     const unlimited = scripted(Array.from({ length: 50 }, () => new Transient("x")));
-    const result = await drive(clock, retry(unlimited.operation, { clock, ...steady, maxRetries: -1, maxDelay: -1 }));
+    const result = await drive(
+      clock,
+      retry(unlimited.operation, { clock, ...steady, maxRetries: -1, maxDelay: -1 }),
+    );
     expect(result.ok).toBe(true);
   });
 
@@ -174,7 +186,13 @@ describe("retry", () => {
     const clock = new VirtualClock();
     const { operation, seen } = scripted(Array.from({ length: 20 }, () => new Transient("x")));
     // random() < 0.5 always: every retry "forgets" (x := 0), so every delay is the base.
-    const options = { clock, maxRetries: 5, backoff: backoff.exponential({ base: 100 }), jitter: jitter.decorrelated(), random: () => 0.25 };
+    const options = {
+      clock,
+      maxRetries: 5,
+      backoff: backoff.exponential({ base: 100 }),
+      jitter: jitter.decorrelated(),
+      random: () => 0.25,
+    };
     const result = await drive(clock, retry(operation, options));
     expect(result.ok).toBe(false);
     expect(seen).toHaveLength(6);
@@ -201,7 +219,10 @@ describe("retry", () => {
       return calls === 1 ? new Promise<string>(() => {}) : Promise.resolve("late but fine");
     };
     const errors: unknown[] = [];
-    const result = await drive(clock, retry(op, { clock, ...steady, timeout: 50, onError: (e) => errors.push(e) }));
+    const result = await drive(
+      clock,
+      retry(op, { clock, ...steady, timeout: 50, onError: (e) => errors.push(e) }),
+    );
     expect(result).toEqual({ ok: true, value: "late but fine" });
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(TimeoutError);

@@ -66,7 +66,13 @@ describe("rules: policies per error type", () => {
         { when: Broken, maxRetries: 2, backoff: backoff.linear({ base: 10, interval: 10 }) },
       ],
     };
-    const { op } = scripted([new RateLimited("1"), new Broken("1"), new RateLimited("2"), new Broken("2"), new RateLimited("3")]);
+    const { op } = scripted([
+      new RateLimited("1"),
+      new Broken("1"),
+      new RateLimited("2"),
+      new Broken("2"),
+      new RateLimited("3"),
+    ]);
     expect(await drive(clock, retry(op, options))).toEqual({ ok: true, value: "done" });
     expect(delays).toEqual([
       [0, 100],
@@ -87,7 +93,12 @@ describe("rules: policies per error type", () => {
       onRetry: (e: { rule: number }) => rules.push(e.rule),
       rules: [{ when: RateLimited, maxRetries: 5 }],
     };
-    const { op, starts } = scripted([new RateLimited("a"), new RateLimited("b"), new Broken("c"), new Broken("d")]);
+    const { op, starts } = scripted([
+      new RateLimited("a"),
+      new RateLimited("b"),
+      new Broken("c"),
+      new Broken("d"),
+    ]);
     const result = await drive(clock, retry(op, options));
     expect(result.ok).toBe(false);
     expect(rules).toEqual([0, 0, -1]);
@@ -96,7 +107,12 @@ describe("rules: policies per error type", () => {
 
   it("retryOn limits only the top-level policy; a rule's `when` decides for its own errors", async () => {
     const clock = new VirtualClock();
-    const options = { clock, backoff: backoff.none(), retryOn: RateLimited, rules: [{ when: Broken, maxRetries: 1 }] };
+    const options = {
+      clock,
+      backoff: backoff.none(),
+      retryOn: RateLimited,
+      rules: [{ when: Broken, maxRetries: 1 }],
+    };
     const broken = scripted([new Broken("a")]);
     expect(await drive(clock, retry(broken.op, options))).toEqual({ ok: true, value: "done" });
     const other = scripted([new TypeError("t")]);
