@@ -4,7 +4,7 @@
  */
 import { sleep } from "../core/clock.js";
 import { PermanentError, RetryableResultError } from "../core/errors.js";
-import { newPolicyState, nextDelay, type PolicyState } from "../policy/delay.js";
+import { RetryState } from "../policy/decide.js";
 import type { AttemptContext, ResolvedOptions } from "../policy/options.js";
 import { Attempt, guardAttempt } from "../timeout/attempt.js";
 
@@ -44,7 +44,7 @@ export async function runLoop<T>(
   const guarded = signal !== undefined || timeout !== Number.POSITIVE_INFINITY;
   const start = clock.now();
   let retries = 0;
-  let states: PolicyState[] | undefined;
+  let state: RetryState | undefined;
 
   for (;;) {
     const attempt = new Attempt(retries, timeout, retries === 0 ? 0 : clock.now() - start, signal);
@@ -71,23 +71,11 @@ export async function runLoop<T>(
     }
     if (error instanceof PermanentError) throw error.cause === undefined ? error : error.cause;
 
-    // The first policy whose matcher accepts the error decides (the top-level one is last).
-    let index = -1;
-    for (let i = 0; i < policies.length; i++) {
-      if ((policies[i] as (typeof policies)[number]).match(error)) {
-        index = i;
-        break;
-      }
-    }
-    const policy = policies[index];
-    if (policy === undefined) return giveUp(error);
-    states ??= policies.map(newPolicyState);
-    const state = states[index] as PolicyState;
-    if (state.granted >= policy.maxRetries || policy.maxDelay === 0) return giveUp(error);
-    const delay = nextDelay(policy, state, options.random);
     const elapsed = clock.now() - start;
-    // Never begin a sleep that would end past maxDelay: give up at once instead.
-    if (elapsed + delay > policy.maxDelay) return giveUp(error);
+    state ??= new RetryState(policies);
+    const decision = state.decide(error, elapsed, options.random);
+    if (decision === undefined) return giveUp(error);
+    const { delay } = decision;
     if (options.onRetry !== undefined) {
       const onRetry = options.onRetry;
       const event = {
@@ -96,7 +84,7 @@ export async function runLoop<T>(
         delay,
         attempt: attempt.attempt,
         elapsed,
-        rule: index === policies.length - 1 ? -1 : index,
+        rule: decision.policy === policies.length - 1 ? -1 : decision.policy,
       };
       safely(options, "onRetry", () => onRetry(event));
     }

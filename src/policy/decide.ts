@@ -1,0 +1,45 @@
+/**
+ * Seed 000's retry_allowed: given a failed attempt's error, decide whether to retry and, if so, after
+ * which delay. Pure apart from drawing on `random` and advancing the call's `PolicyState`s.
+ */
+import type { Random } from "../core/random.js";
+import { newPolicyState, nextDelay, type PolicyState } from "./delay.js";
+import type { ResolvedPolicy } from "./options.js";
+
+/** A decision to retry: which policy allowed it (its index) and the final delay to sleep first. */
+export interface Decision {
+  readonly policy: number;
+  readonly delay: number;
+}
+
+/**
+ * The retry-policy state of one call: one `PolicyState` per policy (the rules, then the top level).
+ * A new call starts a new one, which is seed 000's new_access.
+ */
+export class RetryState {
+  readonly #policies: readonly ResolvedPolicy[];
+  readonly #states: PolicyState[];
+
+  constructor(policies: readonly ResolvedPolicy[]) {
+    this.#policies = policies;
+    this.#states = policies.map(newPolicyState);
+  }
+
+  /**
+   * The first policy whose matcher accepts `error` decides: no retry once it has granted `maxRetries`,
+   * when its `maxDelay` is 0, or when the sleep would end past its `maxDelay` (measured from the first
+   * attempt, `elapsed` ms ago). Otherwise the retry is granted and counted.
+   */
+  decide(error: unknown, elapsed: number, random: Random): Decision | undefined {
+    const policies = this.#policies;
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i] as ResolvedPolicy;
+      if (!policy.match(error)) continue;
+      const state = this.#states[i] as PolicyState;
+      if (state.granted >= policy.maxRetries || policy.maxDelay === 0) return undefined;
+      const delay = nextDelay(policy, state, random);
+      return elapsed + delay > policy.maxDelay ? undefined : { policy: i, delay };
+    }
+    return undefined;
+  }
+}
