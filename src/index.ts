@@ -36,6 +36,7 @@ export type {
   ProportionalJitterOptions,
 } from "./jitter/index.js";
 export { jitter } from "./jitter/index.js";
+export type { GiveUpReason } from "./policy/decide.js";
 export type { ErrorClass, ErrorMatcher } from "./policy/matcher.js";
 export {
   type AttemptContext,
@@ -46,4 +47,5 @@ export {
   type RetryRule,
 } from "./policy/options.js";
 export { delays } from "./retry/delays.js";
+export { type RetryReport, retryReport } from "./retry/loop.js";
 export { retry, wrap } from "./retry/retry.js";

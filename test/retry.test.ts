@@ -1,4 +1,4 @@
-import { backoff, jitter, PermanentError, retry, TimeoutError, wrap } from "robustly";
+import { backoff, jitter, PermanentError, retry, retryReport, TimeoutError, wrap } from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { drive } from "./support/drive.js";
@@ -227,6 +227,40 @@ describe("retry", () => {
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(TimeoutError);
     expect((errors[0] as TimeoutError).timeout).toBe(50);
+  });
+});
+
+describe("retryReport", () => {
+  it("tells why a call ended with an error, without touching the error", async () => {
+    const clock = new VirtualClock();
+    const cases: [Record<string, unknown>, unknown[], string, number, number][] = [
+      [
+        { maxRetries: 2 },
+        [new Transient("a"), new Transient("b"), new Transient("c")],
+        "max-retries",
+        3,
+        2000,
+      ],
+      [
+        { maxRetries: -1, maxDelay: 1500 },
+        [new Transient("a"), new Transient("b"), new Transient("c")],
+        "max-delay",
+        2,
+        1000,
+      ],
+      [{ retryOn: RangeError }, [new Transient("a")], "not-retryable", 1, 0],
+      [{}, [new Transient("a"), new PermanentError(new Transient("b"))], "permanent", 2, 1000],
+    ];
+    for (const [extra, errors, reason, attempts, elapsed] of cases) {
+      const { operation } = scripted(errors);
+      const result = await drive(clock, retry(operation, { clock, ...steady, ...extra }));
+      expect(result.ok).toBe(false);
+      const error = (result as { error: Error }).error;
+      expect(Object.keys(error)).toEqual([]);
+      expect(retryReport(error)).toEqual({ reason, attempts, elapsed });
+    }
+    expect(retryReport(new Error("unrelated"))).toBeUndefined();
+    expect(retryReport("a string")).toBeUndefined();
   });
 });
 

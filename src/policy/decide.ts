@@ -6,6 +6,9 @@ import type { Random } from "../core/random.js";
 import { newPolicyState, nextDelay, type PolicyState } from "./delay.js";
 import type { ResolvedPolicy } from "./options.js";
 
+/** Why a call stopped retrying. */
+export type GiveUpReason = "not-retryable" | "max-retries" | "max-delay" | "permanent";
+
 /** A decision to retry: which policy allowed it (its index) and the final delay to sleep first. */
 export interface Decision {
   readonly policy: number;
@@ -30,16 +33,17 @@ export class RetryState {
    * when its `maxDelay` is 0, or when the sleep would end past its `maxDelay` (measured from the first
    * attempt, `elapsed` ms ago). Otherwise the retry is granted and counted.
    */
-  decide(error: unknown, elapsed: number, random: Random): Decision | undefined {
+  decide(error: unknown, elapsed: number, random: Random): Decision | GiveUpReason {
     const policies = this.#policies;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i] as ResolvedPolicy;
       if (!policy.match(error)) continue;
       const state = this.#states[i] as PolicyState;
-      if (state.granted >= policy.maxRetries || policy.maxDelay === 0) return undefined;
+      if (state.granted >= policy.maxRetries) return "max-retries";
+      if (policy.maxDelay === 0) return "max-delay";
       const delay = nextDelay(policy, state, random);
-      return elapsed + delay > policy.maxDelay ? undefined : { policy: i, delay };
+      return elapsed + delay > policy.maxDelay ? "max-delay" : { policy: i, delay };
     }
-    return undefined;
+    return "not-retryable";
   }
 }

@@ -4,7 +4,7 @@
  */
 import { sleep } from "../core/clock.js";
 import { PermanentError, RetryableResultError } from "../core/errors.js";
-import { RetryState } from "../policy/decide.js";
+import { type GiveUpReason, RetryState } from "../policy/decide.js";
 import type { AttemptContext, ResolvedOptions } from "../policy/options.js";
 import { Attempt, guardAttempt } from "../timeout/attempt.js";
 
@@ -69,12 +69,19 @@ export async function runLoop<T>(
       const onError = options.onError;
       safely(options, "onError", () => onError(error, retries));
     }
-    if (error instanceof PermanentError) throw error.cause === undefined ? error : error.cause;
+    if (error instanceof PermanentError) {
+      return giveUp(
+        error.cause === undefined ? error : error.cause,
+        "permanent",
+        attempt,
+        clock.now() - start,
+      );
+    }
 
     const elapsed = clock.now() - start;
     state ??= new RetryState(policies);
     const decision = state.decide(error, elapsed, options.random);
-    if (decision === undefined) return giveUp(error);
+    if (typeof decision === "string") return giveUp(error, decision, attempt, elapsed);
     const { delay } = decision;
     if (options.onRetry !== undefined) {
       const onRetry = options.onRetry;
@@ -94,7 +101,34 @@ export async function runLoop<T>(
 }
 
 /** Ends the call with the last outcome: the value `retryOnResult` kept rejecting, or the error as it was. */
-function giveUp<T>(error: unknown): T {
+function giveUp<T>(error: unknown, reason: GiveUpReason, attempt: Attempt, elapsed: number): T {
   if (error instanceof RetryableResultError) return error.value as T;
+  if (typeof error === "object" && error !== null) {
+    reports.set(error, { reason, attempts: attempt.attempt, elapsed });
+  }
   throw error;
+}
+
+/** What `retryReport` tells about an error a call ended with. */
+export interface RetryReport {
+  /** Why the call stopped: the error was not retryable, a limit was reached, or a PermanentError stopped it. */
+  readonly reason: GiveUpReason;
+  /** How many attempts the call made. */
+  readonly attempts: number;
+  /** Milliseconds from the first attempt to the decision to stop. */
+  readonly elapsed: number;
+}
+
+// Reports live beside the errors, never on them: the caller's error object is passed through unchanged.
+const reports = new WeakMap<object, RetryReport>();
+
+/**
+ * Tells why a call of `retry` (or of a wrapped function) ended with `error`, without touching the error
+ * itself. Undefined for errors robustly did not end a call with (and for non-object errors).
+ *
+ * @example
+ * try { await retry(op, { maxRetries: 2 }); } catch (error) { retryReport(error); // { reason: "max-retries", attempts: 3, elapsed: 3012 } }
+ */
+export function retryReport(error: unknown): RetryReport | undefined {
+  return typeof error === "object" && error !== null ? reports.get(error) : undefined;
 }
