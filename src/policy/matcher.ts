@@ -6,7 +6,7 @@ export type ErrorClass = abstract new (...args: any[]) => unknown;
 
 /**
  * Which errors a rule (or `retryOn`) covers:
- * - an error class (`instanceof`),
+ * - a class (`instanceof`): an `Error` subclass, or any class whatever it extends,
  * - a string, equal to the error's `name` or `code` (e.g. "ECONNRESET"),
  * - a list of classes and strings (any of them),
  * - a predicate `(error) => boolean`.
@@ -17,8 +17,14 @@ export type ErrorMatcher =
   | readonly (ErrorClass | string)[]
   | ((error: unknown) => boolean);
 
+/**
+ * A class is matched with `instanceof`, never called: an `Error` subclass, or any function written with
+ * `class` syntax (calling one would throw "Class constructor cannot be invoked without 'new'").
+ */
 function isErrorClass(value: unknown): value is ErrorClass {
-  return typeof value === "function" && (value === Error || value.prototype instanceof Error);
+  if (typeof value !== "function") return false;
+  if (value === Error || value.prototype instanceof Error) return true;
+  return /^class[\s{]/.test(Function.prototype.toString.call(value));
 }
 
 function single(option: string, item: unknown): (error: unknown) => boolean {

@@ -1,0 +1,189 @@
+// Every fenced code block in README.md runs here, so the README cannot drift from the code.
+// - ```ts blocks are written to .readme-blocks/ and imported, so "robustly" and "robustly/testing"
+//   resolve through the test aliases; each block asserts its own claims. They are type-checked too.
+// - ```sh blocks run for real, command by command, in a copy of the repository that has neither
+//   node_modules nor dist, as on a fresh clone. Lines starting with `#>` under a command are its
+//   expected output. ROBUSTLY_NESTED=1 keeps the nested `npm test` from running this file again.
+// A block in any other language (or none) fails the test.
+import { spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const blocksDir = join(root, ".readme-blocks");
+
+interface Block {
+  /** The language tag after the opening fence, "" when there is none. */
+  lang: string;
+  /** The 1-based line of the opening fence in README.md. */
+  line: number;
+  code: string;
+}
+
+/** The fenced code blocks of a Markdown text (``` or ~~~ fences, not indented). */
+function fencedBlocks(markdown: string): Block[] {
+  const blocks: Block[] = [];
+  const lines = markdown.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(`{3,}|~{3,})\s*([^\s`]*)/.exec(lines[i] as string);
+    if (open === null) continue;
+    const fence = open[1] as string;
+    const body: string[] = [];
+    let j = i + 1;
+    while (j < lines.length && !(lines[j] as string).startsWith(fence)) body.push(lines[j++] as string);
+    if (j === lines.length) throw new Error(`README.md:${i + 1}: the code block is never closed`);
+    blocks.push({ lang: (open[2] as string).toLowerCase(), line: i + 1, code: `${body.join("\n")}\n` });
+    i = j;
+  }
+  return blocks;
+}
+
+const TS = new Set(["ts", "typescript"]);
+const SH = new Set(["sh", "shell", "bash"]);
+
+const blocks = fencedBlocks(readFileSync(join(root, "README.md"), "utf8"));
+const tsBlocks = blocks.filter((b) => TS.has(b.lang));
+const shBlocks = blocks.filter((b) => SH.has(b.lang));
+const blockFile = (block: Block) => join(blocksDir, `block-line-${block.line}.ts`);
+
+beforeAll(() => {
+  rmSync(blocksDir, { recursive: true, force: true });
+  mkdirSync(blocksDir, { recursive: true });
+  for (const block of tsBlocks) writeFileSync(blockFile(block), block.code);
+});
+
+afterAll(() => rmSync(blocksDir, { recursive: true, force: true }));
+
+describe("README.md", () => {
+  it("has code blocks, each in a language this test runs", () => {
+    expect(tsBlocks.length).toBeGreaterThan(0);
+    expect(shBlocks.length).toBeGreaterThan(0);
+    const unknown = blocks.filter((b) => !TS.has(b.lang) && !SH.has(b.lang));
+    expect(
+      unknown.map((b) => `README.md:${b.line}: ${b.lang === "" ? "no language tag" : `"${b.lang}"`}`),
+    ).toEqual([]);
+  });
+
+  it("opens with the two commands that set the project up and run it", () => {
+    const first = shBlocks[0];
+    expect(first?.code).toBe("npm ci && npm run demo\nnpm test\n");
+  });
+
+  it.each(tsBlocks.map((b) => [b.line, b] as const))(
+    "the TypeScript block at line %i runs",
+    async (_line, block) => {
+      await import(pathToFileURL(blockFile(block)).href);
+    },
+  );
+
+  it("the TypeScript blocks type-check", () => {
+    writeFileSync(
+      join(blocksDir, "tsconfig.json"),
+      JSON.stringify({ extends: "../tsconfig.json", compilerOptions: { noEmit: true }, include: ["*.ts"] }),
+    );
+    const tsc = spawnSync(
+      process.execPath,
+      [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(blocksDir, "tsconfig.json")],
+      { cwd: root, encoding: "utf8" },
+    );
+    expect(tsc.stdout + tsc.stderr).toBe("");
+    expect(tsc.status).toBe(0);
+  }, 120_000);
+
+  it(
+    "the shell blocks run on a fresh copy of the repository",
+    () => {
+      const copy = freshCopy();
+      try {
+        for (const block of shBlocks) {
+          for (const { command, expected, line } of commands(block)) {
+            const run = spawnSync("bash", ["-c", forTest(command)], {
+              cwd: copy,
+              env: nestedEnv(),
+              encoding: "utf8",
+              maxBuffer: 64 * 1024 * 1024,
+            });
+            const where = `README.md:${line}: ${command}`;
+            expect(run.status, `${where}\n${excerpt(run.stdout)}\n${excerpt(run.stderr)}`).toBe(0);
+            if (expected.length > 0) expect(run.stdout, where).toBe(`${expected.join("\n")}\n`);
+          }
+        }
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
+    },
+    10 * 60_000,
+  );
+});
+
+/** A block's commands: each line that is not a comment, with the `#>` lines right under it. */
+function commands(block: Block): { command: string; expected: string[]; line: number }[] {
+  const out: { command: string; expected: string[]; line: number }[] = [];
+  block.code
+    .trimEnd()
+    .split("\n")
+    .forEach((text, i) => {
+      const line = block.line + 1 + i;
+      if (text.startsWith("#>")) {
+        const last = out.at(-1);
+        if (last === undefined)
+          throw new Error(`README.md:${line}: expected output with no command above it`);
+        last.expected.push(text.replace(/^#> ?/, ""));
+      } else if (text.trim() !== "" && !text.trimStart().startsWith("#")) {
+        out.push({ command: text, expected: [], line });
+      }
+    });
+  return out;
+}
+
+/** `npm ci` as the test runs it: from the local cache where it can, without the audit and funding notes. */
+function forTest(command: string): string {
+  return command.replace(/\bnpm ci\b/g, "npm ci --prefer-offline --no-audit --no-fund");
+}
+
+/** The files a fresh clone would have: the tracked ones and the new ones git does not ignore. */
+function freshCopy(): string {
+  const copy = mkdtempSync(join(tmpdir(), "robustly-readme-"));
+  const listed = spawnSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: root,
+    encoding: "utf8",
+  });
+  expect(listed.status, listed.stderr).toBe(0);
+  for (const file of listed.stdout.split("\0")) {
+    // A file deleted in the working tree is still listed until the deletion is committed.
+    if (file === "" || !existsSync(join(root, file))) continue;
+    mkdirSync(dirname(join(copy, file)), { recursive: true });
+    copyFileSync(join(root, file), join(copy, file));
+  }
+  expect(existsSync(join(copy, "node_modules"))).toBe(false);
+  return copy;
+}
+
+/** The environment of a user's shell: none of this test run's own variables, plus ROBUSTLY_NESTED. */
+function nestedEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(VITEST|npm_)/i.test(key) || key === "NODE_ENV" || key === "TEST") continue;
+    env[key] = value;
+  }
+  env.ROBUSTLY_NESTED = "1";
+  return env;
+}
+
+/** The start and the end of a long output, where the cause and the outcome of a failure usually are. */
+function excerpt(text: string, lines = 25): string {
+  const all = text.trimEnd().split("\n");
+  if (all.length <= 2 * lines) return all.join("\n");
+  return [...all.slice(0, lines), "…", ...all.slice(-lines)].join("\n");
+}
