@@ -154,6 +154,63 @@ describe("retry", () => {
     expect(errors).toHaveLength(3);
   });
 
+  it("a retryOnResult that throws fails that attempt with its error, on every path alike", async () => {
+    class Unreadable extends Error {}
+    // With a timeout the attempt runs in the guarded loop; without one, the first attempt takes the fast path.
+    for (const timeout of [-1, 5000]) {
+      for (const sync of [false, true]) {
+        const clock = new VirtualClock();
+        let n = 0;
+        const op = sync ? () => ++n : async () => ++n;
+        const errors: unknown[] = [];
+        const outcome = await drive(
+          clock,
+          retry(op, {
+            clock,
+            ...steady,
+            timeout,
+            maxRetries: 3,
+            retryOn: Unreadable,
+            retryOnResult: (v) => {
+              if (v < 3) throw new Unreadable(`cannot read ${v}`);
+              return false;
+            },
+            onError: (e) => errors.push(e),
+          }),
+        );
+        expect(outcome, `timeout ${timeout}, sync ${sync}`).toEqual({ ok: true, value: 3 });
+        expect(errors.map((e) => (e as Error).message)).toEqual(["cannot read 1", "cannot read 2"]);
+        expect(clock.now()).toBe(2000);
+      }
+    }
+  });
+
+  it("an options object reused across calls is read afresh when it changes", async () => {
+    const clock = new VirtualClock();
+    let calls = 0;
+    const failing = async () => {
+      calls += 1;
+      throw new Transient("down");
+    };
+    const options: Parameters<typeof retry>[1] = { clock, ...steady, maxRetries: 1 };
+    for (const [maxRetries, expected] of [
+      [1, 2],
+      [1, 2],
+      [4, 5],
+      [0, 1],
+    ] as const) {
+      options.maxRetries = maxRetries;
+      calls = 0;
+      await drive(clock, retry(failing, options));
+      expect(calls, `maxRetries ${maxRetries}`).toBe(expected);
+    }
+    options.scale = -1;
+    await expect(retry(failing, options)).rejects.toThrow("scale must be a finite number > 0; got -1");
+    delete options.scale;
+    (options as Record<string, unknown>).maxRetrys = 2;
+    await expect(retry(failing, options)).rejects.toThrow("options.maxRetrys");
+  });
+
   it("maxDelay never begins a sleep that would end past it", async () => {
     const clock = new VirtualClock();
     const { operation, seen } = scripted(Array.from({ length: 10 }, () => new Transient("x")));

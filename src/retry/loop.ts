@@ -34,40 +34,102 @@ function report<T>(options: ResolvedOptions<T>, name: Callback, error: unknown):
   }
 }
 
-/** Runs `operation` under `options` until it succeeds, a policy gives up, or the caller aborts. */
-export async function runLoop<T>(
+/**
+ * Runs `operation` under `options` until it succeeds, a policy gives up, or the caller aborts.
+ *
+ * Without a timeout or a caller's signal, the first attempt runs here without an `async` frame: the call
+ * that succeeds at once (almost every call) costs one `then` on the operation's promise. Any failure goes
+ * on in `continueLoop`, the one loop that retries.
+ */
+export function runLoop<T>(
   operation: (context: AttemptContext) => T | PromiseLike<T>,
   options: ResolvedOptions<T>,
 ): Promise<T> {
-  const { clock, signal, timeout, policies } = options;
-  if (signal?.aborted) throw signal.reason;
-  const guarded = signal !== undefined || timeout !== Number.POSITIVE_INFINITY;
+  const { clock, signal, timeout } = options;
+  if (signal?.aborted) return Promise.reject(signal.reason);
   const start = clock.now();
-  let retries = 0;
-  let state: RetryState | undefined;
-
-  for (;;) {
-    const attempt = new Attempt(retries, timeout, retries === 0 ? 0 : clock.now() - start, signal);
+  if (signal !== undefined || timeout !== Number.POSITIVE_INFINITY) {
+    return continueLoop(operation, options, start, undefined, undefined);
+  }
+  const first = new Attempt(0, timeout, 0, undefined);
+  let result: T | PromiseLike<T>;
+  try {
+    result = operation(first);
+  } catch (error) {
+    return continueLoop(operation, options, start, first, error);
+  }
+  const settle = (value: T): T | Promise<T> => {
     let error: unknown;
     try {
-      const value = guarded
-        ? await guardAttempt(operation, attempt, clock, signal)
-        : await operation(attempt);
-      if (options.retryOnResult === undefined || !options.retryOnResult(value)) {
-        if (options.onSuccess !== undefined) {
-          const onSuccess = options.onSuccess;
-          safely(options, "onSuccess", () => onSuccess(value));
-        }
-        return value;
-      }
+      if (accepted(options, value)) return value;
       error = new RetryableResultError(value);
     } catch (thrown) {
+      // retryOnResult threw: as in the loop, that is this attempt's error.
       error = thrown;
+    }
+    return continueLoop(operation, options, start, first, error);
+  };
+  if (!isThenable(result)) return Promise.resolve(settle(result));
+  return Promise.resolve(result).then(settle, (error: unknown) =>
+    continueLoop(operation, options, start, first, error),
+  );
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as PromiseLike<unknown>).then === "function"
+  );
+}
+
+/** True when `value` ends the call (retryOnResult does not ask for another attempt); calls onSuccess then. */
+function accepted<T>(options: ResolvedOptions<T>, value: T): boolean {
+  if (options.retryOnResult?.(value)) return false;
+  if (options.onSuccess !== undefined) {
+    const onSuccess = options.onSuccess;
+    safely(options, "onSuccess", () => onSuccess(value));
+  }
+  return true;
+}
+
+/**
+ * The retry loop. It starts either from an attempt that already failed (`failed`, with `error`) or, when
+ * `failed` is undefined, with a first attempt of its own.
+ */
+async function continueLoop<T>(
+  operation: (context: AttemptContext) => T | PromiseLike<T>,
+  options: ResolvedOptions<T>,
+  start: number,
+  failed: Attempt | undefined,
+  failure: unknown,
+): Promise<T> {
+  const { clock, signal, timeout, policies } = options;
+  const guarded = signal !== undefined || timeout !== Number.POSITIVE_INFINITY;
+  let retries = 0;
+  let state: RetryState | undefined;
+  let attempt = failed;
+  let error = failure;
+
+  for (;;) {
+    if (attempt === undefined) {
+      attempt = new Attempt(retries, timeout, retries === 0 ? 0 : clock.now() - start, signal);
+      try {
+        const value = guarded
+          ? await guardAttempt(operation, attempt, clock, signal)
+          : await operation(attempt);
+        if (accepted(options, value)) return value;
+        error = new RetryableResultError(value);
+      } catch (thrown) {
+        error = thrown;
+      }
     }
     if (signal?.aborted) throw signal.reason;
     if (options.onError !== undefined) {
       const onError = options.onError;
-      safely(options, "onError", () => onError(error, retries));
+      const failedRetries = retries;
+      const failedWith = error;
+      safely(options, "onError", () => onError(failedWith, failedRetries));
     }
     if (error instanceof PermanentError) {
       return giveUp(
@@ -97,6 +159,7 @@ export async function runLoop<T>(
     }
     await sleep(clock, delay, signal);
     retries += 1;
+    attempt = undefined;
   }
 }
 
