@@ -1,10 +1,7 @@
 /**
- * Runs one attempt under a per-attempt timeout and/or the caller's signal, settling as soon as either
- * fires even if the operation ignores its signal. A late result or rejection of the operation is observed
- * and dropped, so it never surfaces as an unhandled rejection.
+ * One attempt's context. The retry loop (`RetryCall`) times the attempt out and aborts it; a late result
+ * or rejection of an attempt that ended is observed and dropped there.
  */
-import type { CancelTimer, Clock } from "../core/clock.js";
-import { TimeoutError } from "../core/errors.js";
 import type { AttemptContext } from "../policy/options.js";
 
 const neverAborted = new AbortController().signal;
@@ -47,63 +44,4 @@ export class Attempt implements AttemptContext {
     this.#abortReason = reason;
     this.#controller?.abort(reason);
   }
-}
-
-/**
- * Calls `operation(attempt)` and settles with its outcome, or rejects with a `TimeoutError` once
- * `attempt.timeout` elapses, or with `signal.reason` once the caller's signal aborts, whichever is first.
- * Removes its timer and listener when it settles.
- */
-export function guardAttempt<T>(
-  operation: (context: AttemptContext) => T | PromiseLike<T>,
-  attempt: Attempt,
-  clock: Clock,
-  callerSignal: AbortSignal | undefined,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    let cancelTimer: CancelTimer | undefined;
-    const onAbort = () => {
-      if (settled) return;
-      cleanup();
-      const reason = callerSignal?.reason;
-      attempt.abort(reason);
-      reject(reason);
-    };
-    const cleanup = () => {
-      settled = true;
-      cancelTimer?.();
-      callerSignal?.removeEventListener("abort", onAbort);
-    };
-    if (attempt.timeout !== Number.POSITIVE_INFINITY) {
-      cancelTimer = clock.setTimer(attempt.timeout, () => {
-        if (settled) return;
-        cleanup();
-        const error = new TimeoutError(attempt.timeout);
-        attempt.abort(error);
-        reject(error);
-      });
-    }
-    if (callerSignal !== undefined) callerSignal.addEventListener("abort", onAbort, { once: true });
-    let result: T | PromiseLike<T>;
-    try {
-      result = operation(attempt);
-    } catch (error) {
-      cleanup();
-      reject(error);
-      return;
-    }
-    Promise.resolve(result).then(
-      (value) => {
-        if (settled) return;
-        cleanup();
-        resolve(value);
-      },
-      (error: unknown) => {
-        if (settled) return;
-        cleanup();
-        reject(error);
-      },
-    );
-  });
 }
