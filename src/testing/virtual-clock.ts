@@ -4,14 +4,7 @@
  * driven by `runAll()` behaves exactly as it would in real time, minus the waiting.
  */
 import { type CancelTimer, type Clock, sleep } from "../core/clock.js";
-
-interface Timer {
-  at: number;
-  seq: number;
-  callback: () => void;
-  /** Position in the heap; -1 once fired or cancelled. */
-  index: number;
-}
+import { type QueuedTimer, TimerQueue } from "../core/timer-queue.js";
 
 /** Lets every queued promise continuation run (setImmediate runs after the microtask queue drains). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -25,8 +18,7 @@ const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 export class VirtualClock implements Clock {
   #now: number;
-  #seq = 0;
-  #heap: Timer[] = [];
+  readonly #queue = new TimerQueue();
 
   constructor(start = 0) {
     this.#now = start;
@@ -39,26 +31,17 @@ export class VirtualClock implements Clock {
 
   /** How many timers are set and not yet fired or cancelled. */
   get pending(): number {
-    return this.#heap.length;
+    return this.#queue.size;
   }
 
   /** The time the next timer fires at, or undefined when none is set. */
   get next(): number | undefined {
-    return this.#heap[0]?.at;
+    return this.#queue.peek()?.at;
   }
 
   setTimer(ms: number, callback: () => void): CancelTimer {
-    const timer: Timer = {
-      at: this.#now + Math.max(ms, 0),
-      seq: this.#seq++,
-      callback,
-      index: this.#heap.length,
-    };
-    this.#heap.push(timer);
-    this.#up(timer.index);
-    return () => {
-      if (timer.index >= 0) this.#remove(timer.index);
-    };
+    const timer = this.#queue.push(this.#now + Math.max(ms, 0), callback);
+    return () => this.#queue.remove(timer);
   }
 
   /** Waits `ms` of virtual time; rejects with `signal.reason` if `signal` aborts first. */
@@ -75,7 +58,7 @@ export class VirtualClock implements Clock {
     const target = this.#now + ms;
     await settle();
     for (;;) {
-      const top = this.#heap[0];
+      const top = this.#queue.peek();
       if (top === undefined || top.at > target) break;
       this.#fire(top);
       await settle();
@@ -90,7 +73,7 @@ export class VirtualClock implements Clock {
   async runAll(limit = 10_000_000): Promise<void> {
     await settle();
     for (let fired = 0; ; fired++) {
-      const top = this.#heap[0];
+      const top = this.#queue.peek();
       if (top === undefined) return;
       if (fired >= limit)
         throw new Error(`runAll: more than ${limit} timers fired; is something retrying forever?`);
@@ -99,60 +82,9 @@ export class VirtualClock implements Clock {
     }
   }
 
-  #fire(timer: Timer): void {
-    this.#remove(0);
+  #fire(timer: QueuedTimer): void {
+    this.#queue.remove(timer);
     if (timer.at > this.#now) this.#now = timer.at;
     timer.callback();
-  }
-
-  // A binary min-heap on (at, seq), each timer knowing its index so cancellation is O(log n).
-  #less(a: Timer, b: Timer): boolean {
-    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
-  }
-
-  #swap(i: number, j: number): void {
-    const heap = this.#heap;
-    const a = heap[i] as Timer;
-    const b = heap[j] as Timer;
-    heap[i] = b;
-    heap[j] = a;
-    b.index = i;
-    a.index = j;
-  }
-
-  #up(i: number): void {
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.#less(this.#heap[i] as Timer, this.#heap[parent] as Timer)) return;
-      this.#swap(i, parent);
-      i = parent;
-    }
-  }
-
-  #down(i: number): void {
-    const heap = this.#heap;
-    for (;;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let smallest = i;
-      if (left < heap.length && this.#less(heap[left] as Timer, heap[smallest] as Timer)) smallest = left;
-      if (right < heap.length && this.#less(heap[right] as Timer, heap[smallest] as Timer)) smallest = right;
-      if (smallest === i) return;
-      this.#swap(i, smallest);
-      i = smallest;
-    }
-  }
-
-  #remove(i: number): void {
-    const heap = this.#heap;
-    const removed = heap[i] as Timer;
-    const last = heap.pop() as Timer;
-    removed.index = -1;
-    if (last !== removed) {
-      heap[i] = last;
-      last.index = i;
-      this.#down(i);
-      this.#up(last.index);
-    }
   }
 }
