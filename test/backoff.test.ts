@@ -325,8 +325,9 @@ describe("random: v_x = random(v_base, v_max)", () => {
 });
 
 describe("slotted (seed 004): slot × (2^k − 1), k uniform in [0, s]", () => {
+  // Seed 004's nextBackOff: s = 1, 2, … ; on reaching the ceiling it stays, or the step is a reset (s = 0: no wait).
   const sOf = (x: number, ceiling: number, stay: boolean) =>
-    stay ? Math.min(x + 1, ceiling) : (x % ceiling) + 1;
+    stay ? Math.min(x + 1, ceiling) : (x % ceiling) + 1 === ceiling ? 0 : (x % ceiling) + 1;
 
   const arb = fc.record({
     slot: fc.oneof(fc.constantFrom(0, 1, 10), fc.double({ min: 0, max: 1e6, noNaN: true })),
@@ -340,7 +341,7 @@ describe("slotted (seed 004): slot × (2^k − 1), k uniform in [0, s]", () => {
     fc.assert(
       fc.property(arb, ({ slot, ceiling, stayAtCeiling, seed, x }) => {
         const strategy = backoff.slotted({ slot, ceiling, stayAtCeiling });
-        expect(strategy.max).toBe(slot * (2 ** ceiling - 1));
+        expect(strategy.max).toBe(slot * (2 ** (stayAtCeiling ? ceiling : ceiling - 1) - 1));
         const s = sOf(x, ceiling, stayAtCeiling);
         const allowed = new Set(Array.from({ length: s + 1 }, (_, k) => slot * (2 ** k - 1)));
         const random = seededRandom(seed);
@@ -354,14 +355,14 @@ describe("slotted (seed 004): slot × (2^k − 1), k uniform in [0, s]", () => {
     );
   });
 
-  it("s grows by one per retry up to the ceiling, then stays (stayAtCeiling) or starts again from 1", () => {
+  it("s grows by one per retry up to the ceiling, then stays (stayAtCeiling) or resets with no wait", () => {
     // The largest draw (random just below 1) reveals k = s.
     const top = () => 0.999999;
     const stay = backoff.slotted({ slot: 10, ceiling: 3, stayAtCeiling: true });
     const cycle = backoff.slotted({ slot: 10, ceiling: 3, stayAtCeiling: false });
     const xs = [0, 1, 2, 3, 4, 5, 6];
     expect(xs.map((x) => stay.delay(x, top))).toEqual([10, 30, 70, 70, 70, 70, 70]);
-    expect(xs.map((x) => cycle.delay(x, top))).toEqual([10, 30, 70, 10, 30, 70, 10]);
+    expect(xs.map((x) => cycle.delay(x, top))).toEqual([10, 30, 0, 10, 30, 0, 10]);
     // The smallest draw is k = 0: no wait.
     expect(xs.map((x) => stay.delay(x, () => 0))).toEqual([0, 0, 0, 0, 0, 0, 0]);
   });
@@ -380,11 +381,11 @@ describe("slotted (seed 004): slot × (2^k − 1), k uniform in [0, s]", () => {
     for (const count of counts.values()) expect(Math.abs(count / n - 0.2)).toBeLessThan(0.017);
   });
 
-  it("uses slot 10 ms, ceiling 10 and starts again after the ceiling by default", () => {
+  it("uses slot 10 ms, ceiling 10 and resets at the ceiling by default", () => {
     const strategy = backoff.slotted();
-    expect(strategy.max).toBe(10230);
+    expect(strategy.max).toBe(5110);
     const top = () => 0.999999;
-    expect([0, 9, 10].map((x) => strategy.delay(x, top))).toEqual([10, 10230, 10]);
+    expect([0, 8, 9, 10].map((x) => strategy.delay(x, top))).toEqual([10, 5110, 0, 10]);
   });
 
   it("gives the same values for the same seed", () => {

@@ -87,6 +87,50 @@ describe("per-attempt timeout", () => {
   });
 });
 
+describe("the attempt's own signal", () => {
+  it("is a fresh signal for every attempt, even with no timeout and no caller's signal", async () => {
+    const clock = new VirtualClock();
+    const signals: AbortSignal[] = [];
+    const result = await drive(
+      clock,
+      retry(
+        (ctx) => {
+          signals.push(ctx.signal);
+          // An operation that listens on its signal: the listener must go away with the attempt.
+          ctx.signal.addEventListener("abort", () => {});
+          if (ctx.attempt < 3) throw new Error("again");
+          return "ok";
+        },
+        { clock, ...steady },
+      ),
+    );
+    expect(result).toEqual({ ok: true, value: "ok" });
+    expect(new Set(signals).size).toBe(3);
+    expect(signals.every((s) => !s.aborted)).toBe(true);
+  });
+
+  it("aborts with the caller's reason when the caller aborts, without being the caller's signal", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    let attemptSignal: AbortSignal | undefined;
+    const pending = retry(
+      (ctx) => {
+        attemptSignal = ctx.signal;
+        return new Promise(() => {});
+      },
+      { clock, signal: controller.signal },
+    );
+    const reason = new Error("user left");
+    clock.setTimer(50, () => controller.abort(reason));
+    const result = await drive(clock, pending);
+    expect(result).toEqual({ ok: false, error: reason });
+    expect(attemptSignal).not.toBe(controller.signal);
+    expect(attemptSignal?.aborted).toBe(true);
+    expect(attemptSignal?.reason).toBe(reason);
+    expect(abortListeners(controller.signal)).toBe(0);
+  });
+});
+
 describe("the caller's abort", () => {
   it("stops mid-attempt at once, rejecting with signal.reason, and aborts the attempt's signal", async () => {
     const clock = new VirtualClock();

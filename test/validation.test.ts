@@ -575,7 +575,7 @@ describe("retry options", () => {
     );
   });
 
-  it("a class that does not extend Error in retryOn is matched with instanceof or refused at once, never called", async () => {
+  it("a class that does not extend Error in retryOn is matched with instanceof, never called", async () => {
     class NotAnError {
       constructor(readonly reason: string) {}
     }
@@ -584,18 +584,62 @@ describe("retry options", () => {
       calls += 1;
       throw new NotAnError("busy");
     };
-    const options = { retryOn: NotAnError, maxRetries: 1, backoff: backoff.none(), jitter: jitter.none() };
-    let wrapped: () => Promise<never>;
-    try {
-      wrapped = wrap(operation, options);
-    } catch (error) {
-      expect(error).toBeInstanceOf(OptionError);
-      expect((error as OptionError).option).toBe("retryOn");
-      return;
-    }
-    // Accepted: it must then work like any error class, and the caller's error must come out unchanged.
+    const wrapped = wrap(operation, {
+      retryOn: NotAnError,
+      maxRetries: 1,
+      backoff: backoff.none(),
+      jitter: jitter.none(),
+    });
+    // Matched, so retried once; the caller's error comes out unchanged.
     await expect(wrapped()).rejects.toBeInstanceOf(NotAnError);
     expect(calls).toBe(2);
+    // And an error of another kind is not retried.
+    calls = 0;
+    const other = wrap(
+      () => {
+        calls += 1;
+        throw new Error("other");
+      },
+      { retryOn: NotAnError, maxRetries: 3, backoff: backoff.none() },
+    );
+    await expect(other()).rejects.toThrow("other");
+    expect(calls).toBe(1);
+  });
+
+  it("a strategy factory passed uncalled fails at once, saying to call it", () => {
+    for (const name of Object.keys(backoff) as (keyof typeof backoff)[]) {
+      expectOptionError(
+        () => delays({ backoff: backoff[name] as never }, 1),
+        "backoff",
+        `call the factory, e.g. backoff.${name}(`,
+      );
+    }
+    for (const name of Object.keys(jitter) as (keyof typeof jitter)[]) {
+      expectOptionError(
+        () => wrap(() => 1, { rules: [{ when: Error, jitter: jitter[name] as never }] }),
+        "rules[0].jitter",
+        `call the factory, e.g. jitter.${name}(`,
+      );
+    }
+  });
+
+  it("a custom strategy that returns no number ends the call with a TypeError instead of hanging", async () => {
+    const clock = new VirtualClock();
+    const call = retry(
+      () => {
+        throw new Error("down");
+      },
+      { clock, backoff: () => "soon" as never, jitter: jitter.none() },
+    );
+    const outcome = call.then(
+      () => "resolved",
+      (error: unknown) => error,
+    );
+    await clock.runAll();
+    const error = await outcome;
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toContain('produced "soon" as a delay; a delay must be a number of ms');
+    expect(clock.pending).toBe(0);
   });
 
   it("rules must be an array of rules with a valid when and valid policies", () => {

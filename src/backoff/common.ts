@@ -24,8 +24,20 @@ export function capped(value: number, max: number): number {
   return value < max ? Math.max(value, 0) : max;
 }
 
+// The strategy factories themselves (`backoff.exponential`, …): passed uncalled, they would pass for a
+// custom backoff function and fail only at the first retry.
+const factories = new WeakSet<object>();
+
+/** Registers the built-in factories, so that passing one uncalled fails at once. */
+export function markFactories(...fns: readonly object[]): void {
+  for (const fn of fns) factories.add(fn);
+}
+
 /** Turns any `BackoffLike` into a `Backoff`. */
 export function toBackoff(value: BackoffLike, option = "backoff"): Backoff {
+  if (typeof value === "function" && factories.has(value)) {
+    throw new OptionError(option, value, `a backoff: call the factory, e.g. backoff.${value.name}({ … })`);
+  }
   if (typeof value === "function") {
     const fn = value as BackoffFunction;
     return { name: fn.name || "custom", base: 0, max: Number.POSITIVE_INFINITY, delay: fn };

@@ -7,7 +7,7 @@ export interface ExponentialOptions {
   base?: number;
   /** v_max in ms. Default Infinity. */
   max?: number;
-  /** m >= 1. Default 2. Seed 000's "quick note" variant (base^(x+1)) is `multiplier` = `base`. */
+  /** m >= 1. Default 2. Seed 000's "quick note" variant v_base^(x+1), with v_base in seconds, is `multiplier` = that number of seconds (base 3000, multiplier 3). */
   multiplier?: number;
 }
 

@@ -1,6 +1,7 @@
 /**
  * Backoff strategies (seed 000's `calculate_backoff`), one file each. x is the number of retries so far.
  */
+import { markFactories } from "./common.js";
 import { constant, none } from "./constant.js";
 import { exponential } from "./exponential.js";
 import { fibonacci } from "./fibonacci.js";
@@ -19,6 +20,8 @@ export type { PolynomialOptions } from "./polynomial.js";
 export type { RandomOptions } from "./random.js";
 export type { SlottedOptions } from "./slotted.js";
 export type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
+
+markFactories(exponential, linear, fibonacci, polynomial, random, constant, none, slotted);
 
 /** Every built-in backoff strategy. */
 export const backoff = Object.freeze({

@@ -8,15 +8,17 @@ export interface SlottedOptions {
   slot?: number;
   /** The highest slot number s reaches, an integer in [1, 1000]. Default 10 (seed 004). */
   ceiling?: number;
-  /** After reaching the ceiling, stay there (true) or start again from slot 1 (false). Default false (seed 004). */
+  /** On reaching the ceiling, stay there (true) or reset: wait 0 and start again from slot 1 (false). Default false (seed 004). */
   stayAtCeiling?: boolean;
 }
 
 /**
  * Truncated binary exponential backoff, seed 004 (as in Ethernet's CSMA/CD): wait slot × (2^k − 1) with k
- * uniform in the integers [0, s]. s is 1 before the first retry and grows by one per retry up to the
- * ceiling; there it stays (`stayAtCeiling`) or starts again from 1, so s = min(x + 1, ceiling) or
- * s = (x mod ceiling) + 1.
+ * uniform in the integers [0, s]. s is 1 before the first retry and grows by one per retry. When it reaches
+ * the ceiling it stays there (`stayAtCeiling`), drawing from [0, ceiling] from then on; or, as seed 004's
+ * `nextBackOff` does by default, the step that reaches the ceiling is a reset: no wait, and s starts again
+ * from 1. So s = min(x + 1, ceiling) when staying; otherwise s = (x mod ceiling) + 1, and the x with
+ * s = ceiling waits 0.
  *
  * @example
  * backoff.slotted({ slot: 10, ceiling: 5, stayAtCeiling: true }); // at most 310 ms
@@ -27,18 +29,22 @@ export function slotted(options?: SlottedOptions): Backoff {
   const ceiling = integerAtLeast("backoff.slotted: ceiling", options?.ceiling ?? 10, 1);
   if (ceiling > 1000) throw new OptionError("backoff.slotted: ceiling", ceiling, "an integer in [1, 1000]");
   const stay = boolean("backoff.slotted: stayAtCeiling", options?.stayAtCeiling ?? false);
+  // The largest s ever drawn from: the ceiling when staying, one below it when resetting.
+  const highest = stay ? ceiling : ceiling - 1;
   return {
     name: "slotted",
     base: 0,
-    max: slot * (2 ** ceiling - 1),
+    max: slot === 0 ? 0 : slot * (2 ** highest - 1),
     delay(x, random) {
       const s = slotNumber(x, ceiling, stay);
-      return slot * (2 ** uniformInt(random, s) - 1);
+      return s === 0 ? 0 : slot * (2 ** uniformInt(random, s) - 1);
     },
   };
 }
 
-/** The slot number s used before retry x (see `slotted`). */
+/** The slot number s drawn from before retry x (see `slotted`); 0 for the reset step, which waits 0. */
 export function slotNumber(x: number, ceiling: number, stayAtCeiling: boolean): number {
-  return stayAtCeiling ? Math.min(x + 1, ceiling) : (x % ceiling) + 1;
+  if (stayAtCeiling) return Math.min(x + 1, ceiling);
+  const s = (x % ceiling) + 1;
+  return s === ceiling ? 0 : s;
 }

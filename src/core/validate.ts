@@ -1,7 +1,7 @@
 /**
  * Option checks shared by every constructor: each failure names the option, the value and the allowed range.
  */
-import { OptionError } from "./errors.js";
+import { describe, OptionError } from "./errors.js";
 
 /** A finite number >= `min` (and <= `max` when given). */
 export function finiteAtLeast(
@@ -90,8 +90,11 @@ export function knownKeys(where: string, value: unknown, known: readonly string[
   }
 }
 
-/** Clamps a computed delay into [0, cap]; NaN is a bug in a strategy and fails loudly. */
+/** Clamps a computed delay into [0, cap]; NaN or a non-number is a bug in a strategy and fails loudly. */
 export function clampDelay(source: string, value: number, cap: number): number {
+  if (typeof value !== "number") {
+    throw new TypeError(`${source} produced ${describe(value)} as a delay; a delay must be a number of ms`);
+  }
   if (Number.isNaN(value)) throw new RangeError(`${source} produced NaN as a delay`);
   if (value <= 0) return 0;
   return Math.min(value, cap);

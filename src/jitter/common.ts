@@ -14,8 +14,19 @@ export function mode(name: string, options: { mode?: JitterMode } | undefined): 
   return value;
 }
 
+// The strategy factories themselves (`jitter.full`, …), which must be called, not passed.
+const factories = new WeakSet<object>();
+
+/** Registers the built-in factories, so that passing one uncalled fails at once. */
+export function markFactories(...fns: readonly object[]): void {
+  for (const fn of fns) factories.add(fn);
+}
+
 /** Turns any `JitterLike` into a `Jitter`. */
 export function toJitter(value: JitterLike, option = "jitter"): Jitter {
+  if (typeof value === "function" && factories.has(value)) {
+    throw new OptionError(option, value, `a jitter: call the factory, e.g. jitter.${value.name}()`);
+  }
   if (typeof value === "function") {
     const fn = value as JitterFunction;
     return {

@@ -1,6 +1,7 @@
 /**
  * Jitter strategies (seed 000's `apply_jitter`), one file each.
  */
+import { markFactories } from "./common.js";
 import { decorrelated, decorrelatedAws } from "./decorrelated.js";
 import { equal } from "./equal.js";
 import { full } from "./full.js";
@@ -16,6 +17,8 @@ export type { FullJitterOptions } from "./full.js";
 export type { NormalJitterOptions } from "./normal.js";
 export type { ProportionalJitterOptions } from "./proportional.js";
 export type { Jitter, JitterFunction, JitterInput, JitterLike, JitterResult } from "./types.js";
+
+markFactories(none, full, equal, decorrelated, decorrelatedAws, normal, proportional);
 
 /** Every built-in jitter strategy. */
 export const jitter = Object.freeze({

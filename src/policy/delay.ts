@@ -36,11 +36,12 @@ export function nextDelay(policy: ResolvedPolicy, state: PolicyState, random: Ra
   });
   let jittered: number;
   let usedX = state.x;
-  if (typeof answer === "number") {
-    jittered = answer;
-  } else {
+  if (typeof answer === "object" && answer !== null) {
     jittered = answer.delay;
     usedX = answer.retries;
+  } else {
+    // A number, or garbage from a custom strategy, which clampDelay reports.
+    jittered = answer;
   }
   jittered = clampDelay(
     `jitter "${policy.jitter.name}" with backoff "${policy.backoff.name}"`,

@@ -133,7 +133,7 @@ export class RetryCall<T> {
   #attemptNow(): void {
     const options = this.#options;
     const elapsed = this.#retries === 0 ? 0 : options.clock.now() - this.#start;
-    const attempt = new Attempt(this.#retries, options.timeout, elapsed, options.signal);
+    const attempt = new Attempt(this.#retries, options.timeout, elapsed);
     this.#attempt = attempt;
     if (options.timeout !== Number.POSITIVE_INFINITY) {
       this.#cancelTimer = options.clock.setTimer(options.timeout, () => this.#timedOut(attempt));
@@ -225,7 +225,16 @@ export class RetryCall<T> {
     }
     const elapsed = clock.now() - this.#start;
     this.#state ??= new RetryState(options.policies);
-    const decision = this.#state.decide(error, elapsed, options.random);
+    let decision: ReturnType<RetryState["decide"]>;
+    try {
+      decision = this.#state.decide(error, elapsed, options.random);
+    } catch (broken) {
+      // A matcher or a custom strategy threw (or a strategy returned no number): end the call with that
+      // error rather than leave it hanging.
+      this.#finish();
+      this.#reject(broken);
+      return;
+    }
     if (typeof decision === "string") {
       this.#giveUp(error, decision, attempt, elapsed);
       return;

@@ -26,7 +26,7 @@ export function runLoop<T>(
       new RetryCall(operation, options, start, resolve, reject).begin(),
     );
   }
-  const first = new Attempt(0, timeout, 0, undefined);
+  const first = new Attempt(0, timeout, 0);
   const resume = (error: unknown) =>
     new Promise<T>((resolve, reject) =>
       new RetryCall(operation, options, start, resolve, reject).resume(first, error),

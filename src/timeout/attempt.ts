@@ -4,32 +4,29 @@
  */
 import type { AttemptContext } from "../policy/options.js";
 
-const neverAborted = new AbortController().signal;
-
 /**
- * The context handed to the operation. Its per-attempt `AbortController` is created only if the
- * operation reads `signal`, which keeps attempts that ignore it cheap.
+ * The context handed to the operation. Every attempt has a signal of its own, aborted when the attempt
+ * times out or the caller aborts, so that listeners an operation adds to it go away with the attempt.
+ * Its `AbortController` is created only if the operation reads `signal`, which keeps attempts that ignore
+ * it cheap.
  */
 export class Attempt implements AttemptContext {
   readonly attempt: number;
   readonly retries: number;
   readonly timeout: number;
   readonly elapsed: number;
-  #callerSignal: AbortSignal | undefined;
   #controller: AbortController | undefined;
   #abortReason: unknown;
   #aborted = false;
 
-  constructor(retries: number, timeout: number, elapsed: number, callerSignal: AbortSignal | undefined) {
+  constructor(retries: number, timeout: number, elapsed: number) {
     this.attempt = retries + 1;
     this.retries = retries;
     this.timeout = timeout;
     this.elapsed = elapsed;
-    this.#callerSignal = callerSignal;
   }
 
   get signal(): AbortSignal {
-    if (this.timeout === Number.POSITIVE_INFINITY) return this.#callerSignal ?? neverAborted;
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
       if (this.#aborted) this.#controller.abort(this.#abortReason);
