@@ -154,6 +154,28 @@ describe("jitter.normal (seed 002): max(0, d + N(0, sigma × d))", () => {
   });
 });
 
+describe("jitter.normal with stddev (seed 002's reference client): max(0, d + N(0, stddev))", () => {
+  it("adds the same spread whatever the delay: sd ≈ stddev at d = 1000 and at d = 100000", () => {
+    for (const d of [B, 100 * B]) {
+      const xs = sample(jitter.normal({ stddev: 100 }), d);
+      expect(Math.abs(mean(xs) - d)).toBeLessThan(meanTolerance(100));
+      expect(Math.abs(sd(xs) - 100)).toBeLessThan((6 * 100) / Math.sqrt(2 * N));
+    }
+  });
+
+  it("is never below 0, leaves d unchanged with stddev 0, and refuses sigma and stddev together", () => {
+    const xs = sample(jitter.normal({ stddev: 5000 }), 100);
+    expect(Math.min(...xs)).toBe(0);
+    expect(new Set(sample(jitter.normal({ stddev: 0 }), B))).toEqual(new Set([B]));
+    expect(() => jitter.normal({ sigma: 0.1, stddev: 100 })).toThrow(
+      "jitter.normal: stddev must be left out when sigma is given (one or the other); got 100",
+    );
+    expect(() => jitter.normal({ stddev: -1 })).toThrow(
+      "jitter.normal: stddev must be a finite number >= 0; got -1",
+    );
+  });
+});
+
 describe("jitter.proportional (seed 003): uniform in [d − δ, d + δ], δ = min(factor × d, maxDelta)", () => {
   it("δ = factor × d below the cap: 1000 with factor 0.3 is uniform in [700, 1300], mean ≈ 1000", () => {
     const xs = sample(jitter.proportional({ factor: 0.3 }), B);

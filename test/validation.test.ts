@@ -327,7 +327,7 @@ describe("unknown keys", () => {
     ["jitter.full", factory(jitter.full), ["mode"], {}],
     ["jitter.equal", factory(jitter.equal), ["mode"], {}],
     ["jitter.decorrelatedAws", factory(jitter.decorrelatedAws), ["base", "max"], {}],
-    ["jitter.normal", factory(jitter.normal), ["sigma"], {}],
+    ["jitter.normal", factory(jitter.normal), ["sigma", "stddev"], {}],
     ["jitter.proportional", factory(jitter.proportional), ["factor", "maxDelta"], {}],
   ];
 

@@ -1,3 +1,4 @@
+import { OptionError } from "../core/errors.js";
 import { standardNormal } from "../core/random.js";
 import { finiteAtLeast, knownKeys } from "../core/validate.js";
 import type { Jitter } from "./types.js";
@@ -5,16 +6,41 @@ import type { Jitter } from "./types.js";
 export interface NormalJitterOptions {
   /** The standard deviation as a fraction of the delay. Default 0.1 (seed 002's Jitter). */
   sigma?: number;
+  /**
+   * The standard deviation in ms, the same for every delay, instead of `sigma`: seed 002's reference client
+   * adds N(0, 0.1 s) whatever the delay (`stddev: 100`).
+   */
+  stddev?: number;
 }
 
 /**
- * Normally distributed jitter, seed 002: d + N(0, sigma × d), never below 0.
+ * Normally distributed jitter, seed 002: d + N(0, sigma × d), or d + N(0, stddev) with `stddev`, never
+ * below 0. The normal draw is Box–Muller's.
  *
  * @example
- * jitter.normal({ sigma: 0.1 });
+ * jitter.normal({ sigma: 0.1 }); // 1000 ms becomes 1000 ± 100 (one standard deviation)
+ * jitter.normal({ stddev: 100 }); // any delay ± 100 ms
  */
 export function normal(options?: NormalJitterOptions): Jitter {
-  knownKeys("jitter.normal", options, ["sigma"]);
+  knownKeys("jitter.normal", options, ["sigma", "stddev"]);
+  if (options?.sigma !== undefined && options?.stddev !== undefined) {
+    throw new OptionError(
+      "jitter.normal: stddev",
+      options.stddev,
+      "left out when sigma is given (one or the other)",
+    );
+  }
+  if (options?.stddev !== undefined) {
+    const stddev = finiteAtLeast("jitter.normal: stddev", options.stddev, 0);
+    return {
+      name: "normal",
+      apply({ backoff, retries, random }) {
+        const d = backoff.delay(retries, random);
+        if (stddev === 0) return d;
+        return Math.max(d + stddev * standardNormal(random), 0);
+      },
+    };
+  }
   const sigma = finiteAtLeast("jitter.normal: sigma", options?.sigma ?? 0.1, 0);
   return {
     name: "normal",
