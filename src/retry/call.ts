@@ -8,7 +8,7 @@
  * event queue. Nothing here waits for a microtask, so the simulator runs this very code, event by event.
  */
 import type { CancelTimer } from "../core/clock.js";
-import { PermanentError, RetryableResultError, TimeoutError } from "../core/errors.js";
+import { PermanentError, RetryableResultError, TimeoutError, withoutStack } from "../core/errors.js";
 import { type GiveUpReason, RetryState } from "../policy/decide.js";
 import type { AttemptContext, ResolvedOptions } from "../policy/options.js";
 import { Attempt } from "../timeout/attempt.js";
@@ -172,7 +172,9 @@ export class RetryCall<T> {
   #timedOut(attempt: Attempt): void {
     this.#cancelTimer = undefined;
     if (!this.#end(attempt)) return;
-    const error = new TimeoutError(this.#options.timeout);
+    // Made in a timer callback, where a stack says nothing about the caller: none is captured.
+    const timeout = this.#options.timeout;
+    const error = withoutStack(() => new TimeoutError(timeout));
     attempt.abort(error);
     this.#afterFailure(attempt, error);
   }

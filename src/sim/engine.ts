@@ -1,0 +1,76 @@
+/**
+ * The discrete-event engine: virtual time, one queue of events, and a `Clock` over it. Events run one at
+ * a time in time order (ties in the order they were scheduled) and each runs to completion before the
+ * next, with no microtask in between: the retry loop it drives (`RetryCall`) and the outcomes it settles
+ * (`Outcome`) are synchronous, so a run is a plain loop and the same seed gives the same result.
+ */
+import type { CancelTimer, Clock } from "../core/clock.js";
+import type { Random } from "../core/random.js";
+import { seededRandom } from "../core/random.js";
+import { TimerQueue } from "../core/timer-queue.js";
+
+export class Simulation {
+  readonly #queue = new TimerQueue();
+  #now = 0;
+  #events = 0;
+  /** The run's one source of randomness: think times, jitter, service decisions. */
+  readonly random: Random;
+  /** The engine as a `Clock`: what the retry loop reads and sets its timers on. */
+  readonly clock: Clock;
+
+  constructor(seed: number) {
+    this.random = seededRandom(seed);
+    this.clock = {
+      now: () => this.#now,
+      setTimer: (ms, callback) => this.after(ms, callback),
+    };
+  }
+
+  /** The virtual time in ms. */
+  get now(): number {
+    return this.#now;
+  }
+
+  /** Events run so far. */
+  get events(): number {
+    return this.#events;
+  }
+
+  /** Events scheduled and not yet run. */
+  get pending(): number {
+    return this.#queue.size;
+  }
+
+  /** Runs `callback` `ms` from now (at once if `ms` <= 0, after what is already due now). */
+  after(ms: number, callback: () => void): CancelTimer {
+    const timer = this.#queue.push(this.#now + (ms > 0 ? ms : 0), callback);
+    return () => this.#queue.remove(timer);
+  }
+
+  /** Runs `callback` at time `at` (now, if `at` has passed). */
+  at(at: number, callback: () => void): CancelTimer {
+    return this.after(at - this.#now, callback);
+  }
+
+  /**
+   * Runs every event due up to `until`, then sets the time to `until`. `onSlice` is called about every
+   * `slice` ms of virtual time (for progress reports).
+   */
+  run(until: number, onSlice?: (now: number) => void, slice = 1000): void {
+    const queue = this.#queue;
+    let nextSlice = onSlice === undefined ? Number.POSITIVE_INFINITY : this.#now + slice;
+    for (;;) {
+      const top = queue.peek();
+      if (top === undefined || top.at > until) break;
+      queue.pop();
+      if (top.at > this.#now) this.#now = top.at;
+      this.#events += 1;
+      top.callback();
+      if (this.#now >= nextSlice) {
+        onSlice?.(this.#now);
+        nextSlice = this.#now + slice;
+      }
+    }
+    if (until > this.#now) this.#now = until;
+  }
+}

@@ -1,0 +1,450 @@
+/**
+ * `simulate`: runs a built-in scenario for each of its strategies (and each client count or failure
+ * probability asked for) and reports what each did to the server. Simulated clients call the library's
+ * own retry loop (`startRetry`, the loop `retry` runs) with the strategy's options, on the engine's clock.
+ */
+import { OptionError, TimeoutError } from "../core/errors.js";
+import type { Random } from "../core/random.js";
+import { resolveOptions } from "../policy/options.js";
+import { startRetry } from "../retry/loop.js";
+import { Simulation } from "./engine.js";
+import { Recorder, recovery, type Second } from "./metrics.js";
+import type { Outcome } from "./outcome.js";
+import {
+  CapacityServer,
+  type CapacityServerOptions,
+  FlakyServer,
+  type FlakyServerOptions,
+  LatencyServer,
+  type LatencyServerOptions,
+  type Server,
+  VersionedStore,
+  type VersionedStoreOptions,
+} from "./servers.js";
+import {
+  AMPLIFICATION_STRATEGIES,
+  CONTENTION_STRATEGIES,
+  OUTAGE_STRATEGIES,
+  type Strategy,
+} from "./strategies.js";
+
+export const SCENARIOS = {
+  outage: OUTAGE_STRATEGIES,
+  contention: CONTENTION_STRATEGIES,
+  amplification: AMPLIFICATION_STRATEGIES,
+} as const;
+
+export type ScenarioName = keyof typeof SCENARIOS;
+
+export type ServerKind = "latency" | "flaky" | "capacity";
+
+export interface SimulateOptions {
+  /** Default "outage". */
+  scenario?: ScenarioName;
+  /** Strategy names of the scenario; default all of them. */
+  strategies?: readonly string[];
+  /** Client counts, one run per count. Defaults: outage 1000, contention [10, 50, 100], amplification 100. */
+  clients?: readonly number[];
+  /** Failure probabilities for the amplification scenario. Default 0, 0.1, …, 1. */
+  failureProbability?: readonly number[];
+  /** Default 1. */
+  seed?: number;
+  /** Seeds per point (seed, seed + 1, …), averaged. Default 1. */
+  runs?: number;
+  /** Virtual duration, ms. Defaults: outage 300 s, contention 600 s (or until every client is done), amplification 60 s. */
+  duration?: number;
+  /** The outage, ms: default 30 s from t = 20 s; null for none. */
+  outage?: { start: number; length: number } | null;
+  /** Mean think time between a client's requests, ms. Defaults: outage 10 s, amplification 100 ms. */
+  think?: number;
+  /** Per-attempt timeout, ms. Default 2 s (seed 002's client). */
+  timeout?: number;
+  /** The server of the outage scenario. Default "latency" (seed 002's). */
+  server?: ServerKind;
+  latencyServer?: Partial<LatencyServerOptions>;
+  flakyServer?: Partial<FlakyServerOptions>;
+  capacityServer?: Partial<CapacityServerOptions>;
+  store?: Partial<VersionedStoreOptions>;
+  /** Called as virtual time passes: how many runs are done, of how many, and the progress of this one (0–1). */
+  onProgress?: (runsDone: number, runsTotal: number, fraction: number) => void;
+}
+
+/** One strategy at one parameter point (averaged over the seeds when there are several). */
+export interface RunResult {
+  readonly strategy: string;
+  readonly description: string;
+  readonly source: string;
+  readonly clients: number;
+  readonly failureProbability: number | null;
+  readonly seeds: readonly number[];
+  /** Whether goodput came back after the outage and stayed (majority of seeds); null without an outage. */
+  readonly recovered: boolean | null;
+  /** ms from the end of the outage to recovery (mean over the seeds that recovered); null if none did. */
+  readonly recoveryTime: number | null;
+  readonly peakConcurrency: number;
+  /** Attempts per logical request. */
+  readonly amplification: number;
+  /** Logical requests that succeeded, of those that finished. */
+  readonly successRate: number;
+  /** Requests the server handled; for contention, writes. */
+  readonly work: number;
+  /** Mean ms for a logical request to finish; null when none finished. */
+  readonly completionTime: number | null;
+  readonly logicalRequests: number;
+  readonly attempts: number;
+  /** The pre-outage goodput, successes per second; null without an outage. */
+  readonly baseline: number | null;
+  /** Engine events processed. */
+  readonly events: number;
+  /** Per-second figures of the first seed. */
+  readonly series: readonly Second[];
+}
+
+export interface SimulationResult {
+  readonly scenario: ScenarioName;
+  readonly seed: number;
+  readonly parameters: Record<string, unknown>;
+  readonly runs: readonly RunResult[];
+}
+
+/** One seed's raw figures. */
+interface Single {
+  recorder: Recorder;
+  events: number;
+  recovered: boolean | null;
+  recoveryTime: number | null;
+  baseline: number | null;
+}
+
+/** An exponentially distributed draw with the given mean (inverse transform). */
+function exponentialDraw(random: Random, mean: number): number {
+  return -Math.log(1 - random()) * mean;
+}
+
+interface Population {
+  clients: number;
+  /** Mean think time before each request, ms; 0 with `once` starts every client at t = 0. */
+  think: number;
+  /** Each client makes one logical request and stops. */
+  once: boolean;
+  timeout: number;
+  strategy: Strategy;
+  operation: () => PromiseLike<unknown>;
+}
+
+/** Starts `clients` simulated clients, each calling the retry loop with the strategy's policy. */
+function populate(sim: Simulation, recorder: Recorder, p: Population): void {
+  const options = resolveOptions<unknown>({
+    ...p.strategy.policy,
+    timeout: p.timeout,
+    clock: sim.clock,
+    random: sim.random,
+    onError: (error) => {
+      if (error instanceof TimeoutError) recorder.timedOut(sim.now);
+    },
+  });
+  const operation = () => {
+    recorder.attempts += 1;
+    return p.operation();
+  };
+  const client = () => {
+    const started = sim.now;
+    recorder.started += 1;
+    const finish = (ok: boolean) => {
+      if (ok) recorder.succeeded += 1;
+      else recorder.failed += 1;
+      recorder.completionTotal += sim.now - started;
+      if (!p.once) sim.after(exponentialDraw(sim.random, p.think), client);
+    };
+    startRetry(
+      operation,
+      options,
+      () => finish(true),
+      () => finish(false),
+    );
+  };
+  for (let i = 0; i < p.clients; i++) {
+    if (p.once) sim.after(0, client);
+    else sim.after(exponentialDraw(sim.random, p.think), client);
+  }
+}
+
+/** Samples the server's concurrency at the end of every second. */
+function sampleEverySecond(
+  sim: Simulation,
+  recorder: Recorder,
+  server: { readonly concurrency: number },
+): void {
+  const sample = () => {
+    recorder.sampleConcurrency(sim.now - 0.5, server.concurrency);
+    if (sim.now + 1000 <= recorder.seconds * 1000) sim.after(1000, sample);
+  };
+  sim.after(1000, sample);
+}
+
+interface Resolved {
+  scenario: ScenarioName;
+  duration: number;
+  outage: { start: number; length: number } | null;
+  think: number;
+  timeout: number;
+  server: ServerKind;
+  latencyServer: LatencyServerOptions;
+  flakyServer: FlakyServerOptions;
+  capacityServer: CapacityServerOptions;
+  store: VersionedStoreOptions;
+}
+
+function runOne(
+  r: Resolved,
+  strategy: Strategy,
+  clients: number,
+  failureProbability: number | null,
+  seed: number,
+  onSlice: (fraction: number) => void,
+): Single {
+  const sim = new Simulation(seed);
+  const recorder = new Recorder(r.duration);
+  let server: Server | VersionedStore;
+  let operation: () => PromiseLike<unknown>;
+  let once = false;
+  let think = r.think;
+  let timeout = r.timeout;
+  if (r.scenario === "contention") {
+    const store = new VersionedStore(sim, recorder, r.store);
+    server = store;
+    operation = () => store.read().then((version) => store.write(version));
+    once = true;
+    think = 0;
+    timeout = -1;
+  } else {
+    const pause =
+      r.outage === null ? undefined : { start: r.outage.start, end: r.outage.start + r.outage.length };
+    const kind = r.scenario === "amplification" ? "flaky" : r.server;
+    const made =
+      kind === "flaky"
+        ? new FlakyServer(sim, recorder, timeout, {
+            ...r.flakyServer,
+            failureProbability: failureProbability ?? r.flakyServer.failureProbability,
+          })
+        : kind === "capacity"
+          ? new CapacityServer(sim, recorder, timeout, r.capacityServer)
+          : new LatencyServer(sim, recorder, timeout, { ...r.latencyServer, pause });
+    server = made;
+    operation = () => made.request();
+  }
+  populate(sim, recorder, { clients, think, once, timeout, strategy, operation });
+  sampleEverySecond(sim, recorder, server);
+  sim.run(r.duration, (now) => onSlice(now / r.duration), 5000);
+  let recovered: boolean | null = null;
+  let recoveryTime: number | null = null;
+  let baseline: number | null = null;
+  if (r.scenario === "outage" && r.outage !== null) {
+    const startS = Math.floor(r.outage.start / 1000);
+    const endS = Math.ceil((r.outage.start + r.outage.length) / 1000);
+    const warmupS = Math.min(10, Math.floor(startS / 2));
+    const judged = recovery(recorder.successes, warmupS, startS, endS);
+    recovered = judged.recovered;
+    recoveryTime = judged.recoveryTimeMs;
+    baseline = judged.baseline;
+  }
+  return { recorder, events: sim.events, recovered, recoveryTime, baseline };
+}
+
+const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+function summarize(
+  strategy: Strategy,
+  clients: number,
+  failureProbability: number | null,
+  seeds: readonly number[],
+  singles: readonly Single[],
+): RunResult {
+  const first = singles[0] as Single;
+  const per = (f: (s: Single) => number) => mean(singles.map(f));
+  const finished = (s: Single) => s.recorder.succeeded + s.recorder.failed;
+  const withFinished = singles.filter((s) => finished(s) > 0);
+  const recoveredSeeds = singles.filter((s) => s.recovered === true);
+  return {
+    strategy: strategy.name,
+    description: strategy.description,
+    source: strategy.source,
+    clients,
+    failureProbability,
+    seeds,
+    recovered: first.recovered === null ? null : recoveredSeeds.length * 2 > singles.length,
+    recoveryTime:
+      recoveredSeeds.length === 0 ? null : mean(recoveredSeeds.map((s) => s.recoveryTime as number)),
+    peakConcurrency: per((s) => s.recorder.peakConcurrency),
+    amplification: per((s) => (s.recorder.started === 0 ? 0 : s.recorder.attempts / s.recorder.started)),
+    successRate:
+      withFinished.length === 0 ? 0 : mean(withFinished.map((s) => s.recorder.succeeded / finished(s))),
+    work: per((s) => s.recorder.work),
+    completionTime:
+      withFinished.length === 0
+        ? null
+        : mean(withFinished.map((s) => s.recorder.completionTotal / finished(s))),
+    logicalRequests: per((s) => s.recorder.started),
+    attempts: per((s) => s.recorder.attempts),
+    baseline: first.baseline === null ? null : per((s) => s.baseline as number),
+    events: per((s) => s.events),
+    series: first.recorder.series(),
+  };
+}
+
+const DEFAULT_LATENCY: LatencyServerOptions = {
+  minDelay: 100,
+  limit: 30,
+  factor: 1.05,
+  k: 15,
+  tick: 50,
+  backlog: 512,
+};
+const DEFAULT_FLAKY: FlakyServerOptions = { failureProbability: 0.1, latency: 10 };
+const DEFAULT_CAPACITY: CapacityServerOptions = { capacity: 100, latency: 100 };
+const DEFAULT_STORE: VersionedStoreOptions = { networkMean: 10, networkSd: 2 };
+
+function list<T>(
+  option: string,
+  value: readonly T[] | undefined,
+  fallback: readonly T[],
+  check: (v: T) => boolean,
+  allowed: string,
+): readonly T[] {
+  const values = value ?? fallback;
+  if (!Array.isArray(values) || values.length === 0)
+    throw new OptionError(option, value, `a non-empty list of ${allowed}`);
+  values.forEach((v, i) => {
+    if (!check(v)) throw new OptionError(`${option}[${i}]`, v, allowed);
+  });
+  return values;
+}
+
+/**
+ * Runs a scenario and returns one result per strategy and parameter point.
+ *
+ * @example
+ * const { runs } = simulate({ scenario: "outage", strategies: ["fixed", "exponential"], seed: 7 });
+ * runs.map((r) => [r.strategy, r.recovered]); // [["fixed", false], ["exponential", true]]
+ */
+export function simulate(options: SimulateOptions = {}): SimulationResult {
+  const scenario = options.scenario ?? "outage";
+  if (!(scenario in SCENARIOS)) {
+    throw new OptionError("scenario", scenario, `one of ${Object.keys(SCENARIOS).join(", ")}`);
+  }
+  const known = SCENARIOS[scenario];
+  const names = options.strategies ?? known.map((s) => s.name);
+  const strategies = names.map((name, i) => {
+    const found = known.find((s) => s.name === name);
+    if (found === undefined) {
+      throw new OptionError(
+        `strategies[${i}]`,
+        name,
+        `a strategy of the ${scenario} scenario: ${known.map((s) => s.name).join(", ")}`,
+      );
+    }
+    return found;
+  });
+  const positiveInteger = (v: number) => Number.isInteger(v) && v > 0;
+  const clients = list(
+    "clients",
+    options.clients,
+    scenario === "contention" ? [10, 50, 100] : scenario === "amplification" ? [100] : [1000],
+    positiveInteger,
+    "positive integers",
+  );
+  const probabilities: readonly (number | null)[] =
+    scenario === "amplification"
+      ? list(
+          "failureProbability",
+          options.failureProbability,
+          [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1],
+          (p) => typeof p === "number" && p >= 0 && p <= 1,
+          "numbers in [0, 1]",
+        )
+      : [null];
+  const seed = options.seed ?? 1;
+  if (!Number.isInteger(seed)) throw new OptionError("seed", seed, "an integer");
+  const runs = options.runs ?? 1;
+  if (!positiveInteger(runs)) throw new OptionError("runs", runs, "a positive integer");
+  const duration =
+    options.duration ??
+    (scenario === "contention" ? 600_000 : scenario === "amplification" ? 60_000 : 300_000);
+  if (!(typeof duration === "number" && duration > 0 && Number.isFinite(duration))) {
+    throw new OptionError("duration", duration, "a finite number of ms > 0");
+  }
+  const outage =
+    scenario !== "outage"
+      ? null
+      : options.outage === undefined
+        ? { start: 20_000, length: 30_000 }
+        : options.outage;
+  if (
+    outage !== null &&
+    !(outage.start >= 0 && outage.length > 0 && outage.start + outage.length <= duration)
+  ) {
+    throw new OptionError(
+      "outage",
+      outage,
+      `a window { start >= 0, length > 0 } that ends within the duration (${duration} ms)`,
+    );
+  }
+  const think = options.think ?? (scenario === "amplification" ? 100 : 10_000);
+  if (!(think > 0 && Number.isFinite(think)))
+    throw new OptionError("think", think, "a finite number of ms > 0");
+  const timeout = options.timeout ?? 2000;
+  if (!(typeof timeout === "number" && !Number.isNaN(timeout)))
+    throw new OptionError("timeout", timeout, "a number of ms (negative for none)");
+  const server = options.server ?? "latency";
+  if (!["latency", "flaky", "capacity"].includes(server)) {
+    throw new OptionError("server", server, "one of latency, flaky, capacity");
+  }
+  const resolved: Resolved = {
+    scenario,
+    duration,
+    outage,
+    think,
+    timeout,
+    server,
+    latencyServer: { ...DEFAULT_LATENCY, ...options.latencyServer },
+    flakyServer: { ...DEFAULT_FLAKY, ...options.flakyServer },
+    capacityServer: { ...DEFAULT_CAPACITY, ...options.capacityServer },
+    store: { ...DEFAULT_STORE, ...options.store },
+  };
+  const seeds = Array.from({ length: runs }, (_, i) => seed + i);
+  const total = strategies.length * clients.length * probabilities.length * runs;
+  let done = 0;
+  const results: RunResult[] = [];
+  for (const probability of probabilities) {
+    for (const count of clients) {
+      for (const strategy of strategies) {
+        const singles = seeds.map((s) => {
+          const single = runOne(resolved, strategy, count, probability, s, (fraction) =>
+            options.onProgress?.(done, total, fraction),
+          );
+          done += 1;
+          options.onProgress?.(done, total, 0);
+          return single;
+        });
+        results.push(summarize(strategy, count, probability, seeds, singles));
+      }
+    }
+  }
+  return {
+    scenario,
+    seed,
+    parameters: {
+      duration,
+      outage,
+      think: scenario === "contention" ? null : think,
+      timeout: scenario === "contention" ? null : timeout,
+      server: scenario === "outage" ? server : scenario === "amplification" ? "flaky" : "versioned-store",
+      latencyServer: resolved.latencyServer,
+      flakyServer: resolved.flakyServer,
+      capacityServer: resolved.capacityServer,
+      store: resolved.store,
+      runs,
+    },
+    runs: results,
+  };
+}

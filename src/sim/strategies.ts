@@ -1,0 +1,161 @@
+/**
+ * The retry strategies the built-in scenarios compare, each written with robustly's own strategy objects
+ * so that a simulated client runs exactly what `retry` would run with the same options.
+ */
+import { backoff } from "../backoff/index.js";
+import { jitter } from "../jitter/index.js";
+import type { Jitter } from "../jitter/types.js";
+import { DEFAULTS, type RetryPolicy } from "../policy/options.js";
+
+/** A named retry policy and where its numbers come from. */
+export interface Strategy {
+  readonly name: string;
+  readonly description: string;
+  /** Where the policy comes from (a seed, a library's documented defaults). */
+  readonly source: string;
+  readonly policy: RetryPolicy;
+}
+
+/**
+ * node-retry's `randomize` (used by async-retry, on by default there): the delay times a uniform draw in
+ * [1, 2). robustly has no built-in jitter for it; a custom jitter object expresses it.
+ */
+const multiplyByOneToTwo: Jitter = {
+  name: "times-uniform-1-2",
+  apply: ({ backoff: b, retries, random }) => b.delay(retries, random) * (1 + random()),
+};
+
+export const OUTAGE_STRATEGIES: readonly Strategy[] = [
+  {
+    name: "fixed",
+    description: "retry every 100 ms, forever",
+    source: "seed 002: the client's simple backoff delay of 100 ms",
+    policy: { maxRetries: -1, backoff: backoff.constant({ base: 100 }), jitter: jitter.none() },
+  },
+  {
+    name: "exponential",
+    description: "exponential from 100 ms, factor e, cap 5 min, normal jitter 0.1 s, forever",
+    source: "seed 002: its exponential client (min 100 ms, max 5 min, factor 2.71828, jitter N(0, 0.1 s))",
+    policy: {
+      maxRetries: -1,
+      backoff: backoff.exponential({ base: 100, max: 300_000, multiplier: Math.E }),
+      jitter: jitter.normal({ stddev: 100 }),
+    },
+  },
+  {
+    name: "robustly",
+    description: "robustly's defaults: 3 retries, exponential 1 s to 30 s, full jitter",
+    source: "robustly's DEFAULTS",
+    policy: {
+      maxRetries: DEFAULTS.maxRetries,
+      backoff: backoff.exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax }),
+      jitter: jitter.full(),
+    },
+  },
+  {
+    name: "p-retry",
+    description: "10 retries, exponential from 1 s, factor 2, no cap, no jitter",
+    source:
+      "p-retry 7 README and index.js: retries 10, factor 2, minTimeout 1000, maxTimeout Infinity, randomize false",
+    policy: {
+      maxRetries: 10,
+      backoff: backoff.exponential({ base: 1000, multiplier: 2 }),
+      jitter: jitter.none(),
+    },
+  },
+  {
+    name: "async-retry",
+    description: "10 retries, exponential from 1 s, factor 2, no cap, delay × uniform [1, 2)",
+    source:
+      "async-retry 1.3 README (randomize defaults to true) over node-retry 0.13: retries 10, factor 2, minTimeout 1000, maxTimeout Infinity",
+    policy: {
+      maxRetries: 10,
+      backoff: backoff.exponential({ base: 1000, multiplier: 2 }),
+      jitter: multiplyByOneToTwo,
+    },
+  },
+  {
+    name: "exponential-backoff",
+    description: "10 attempts (9 retries), exponential from 100 ms, factor 2, no cap, no jitter",
+    source:
+      "exponential-backoff 3 README: numOfAttempts 10, startingDelay 100, timeMultiple 2, maxDelay Infinity, jitter none, delayFirstAttempt false",
+    policy: {
+      maxRetries: 9,
+      backoff: backoff.exponential({ base: 100, multiplier: 2 }),
+      jitter: jitter.none(),
+    },
+  },
+  {
+    name: "cockatiel",
+    description: "retry(handleAll) as it comes: no backoff, no attempt limit",
+    source: "cockatiel 3 Policy.retry: backoff defaults to ConstantBackoff(0), maxAttempts to Infinity",
+    policy: { maxRetries: -1, backoff: backoff.none(), jitter: jitter.none() },
+  },
+];
+
+/** Seed 000 and AWS's experiment: base 5 ms, cap 2 s, retries until the write lands. */
+const contention = (b: RetryPolicy["backoff"], j: RetryPolicy["jitter"]): RetryPolicy => ({
+  maxRetries: -1,
+  backoff: b,
+  jitter: j,
+});
+const exp5 = backoff.exponential({ base: 5, max: 2000 });
+const awsSource = 'AWS Architecture Blog, "Exponential Backoff And Jitter" (2015): base 5 ms, cap 2 s';
+
+export const CONTENTION_STRATEGIES: readonly Strategy[] = [
+  {
+    name: "no-backoff",
+    description: "retry at once",
+    source: awsSource,
+    policy: contention(backoff.none(), jitter.none()),
+  },
+  {
+    name: "exponential",
+    description: "exponential from 5 ms, cap 2 s, no jitter",
+    source: awsSource,
+    policy: contention(exp5, jitter.none()),
+  },
+  {
+    name: "full-jitter",
+    description: "exponential, full jitter: uniform(0, b)",
+    source: awsSource,
+    policy: contention(exp5, jitter.full()),
+  },
+  {
+    name: "equal-jitter",
+    description: "exponential, equal jitter: b/2 + uniform(0, b/2)",
+    source: awsSource,
+    policy: contention(exp5, jitter.equal()),
+  },
+  {
+    name: "decorrelated-jitter",
+    description: "exponential, seed 000's decorrelated jitter: x reset to 0 half the time",
+    source: "seed 000",
+    policy: contention(exp5, jitter.decorrelated()),
+  },
+  {
+    name: "decorrelated-aws-jitter",
+    description: "AWS's decorrelated jitter: min(cap, uniform(base, 3 × previous))",
+    source: awsSource,
+    policy: contention(exp5, jitter.decorrelatedAws()),
+  },
+];
+
+export const AMPLIFICATION_STRATEGIES: readonly Strategy[] = [
+  {
+    name: "no-retries",
+    description: "one attempt per request",
+    source: "a baseline",
+    policy: { maxRetries: 0 },
+  },
+  {
+    name: "3-retries",
+    description: "robustly's defaults: 3 retries, exponential 1 s to 30 s, full jitter",
+    source: "robustly's DEFAULTS",
+    policy: {
+      maxRetries: 3,
+      backoff: backoff.exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax }),
+      jitter: jitter.full(),
+    },
+  },
+];
