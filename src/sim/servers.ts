@@ -120,7 +120,10 @@ export class LatencyServer extends Base {
   }
 
   /** The service time at concurrency c, seed 002's formula. */
-  static serviceTime(c: number, o: Pick<LatencyServerOptions, "minDelay" | "limit" | "factor" | "k">): number {
+  static serviceTime(
+    c: number,
+    o: Pick<LatencyServerOptions, "minDelay" | "limit" | "factor" | "k">,
+  ): number {
     return c <= o.limit ? o.minDelay : o.minDelay * o.factor ** ((c - o.limit) / o.k);
   }
 
@@ -222,7 +225,11 @@ export class FlakyServer extends Base {
     const arrival = this.sim.now;
     const fails = this.sim.random() < this.#options.failureProbability;
     this.sim.after(this.#options.latency, () =>
-      this.answer(outcome, arrival, fails ? withoutStack(() => new ServerError("the server failed the request")) : undefined),
+      this.answer(
+        outcome,
+        arrival,
+        fails ? withoutStack(() => new ServerError("the server failed the request")) : undefined,
+      ),
     );
     return outcome;
   }

@@ -84,8 +84,10 @@ export interface RunResult {
   readonly peakConcurrency: number;
   /** Attempts per logical request. */
   readonly amplification: number;
-  /** Logical requests that succeeded, of those that finished. */
+  /** Logical requests that succeeded, of all that started (those still unfinished at the end count as not). */
   readonly successRate: number;
+  /** Logical requests still unfinished when the run ended. */
+  readonly unfinished: number;
   /** Requests the server handled; for contention, writes. */
   readonly work: number;
   /** Mean ms for a logical request to finish; null when none finished. */
@@ -277,8 +279,8 @@ function summarize(
       recoveredSeeds.length === 0 ? null : mean(recoveredSeeds.map((s) => s.recoveryTime as number)),
     peakConcurrency: per((s) => s.recorder.peakConcurrency),
     amplification: per((s) => (s.recorder.started === 0 ? 0 : s.recorder.attempts / s.recorder.started)),
-    successRate:
-      withFinished.length === 0 ? 0 : mean(withFinished.map((s) => s.recorder.succeeded / finished(s))),
+    successRate: per((s) => (s.recorder.started === 0 ? 0 : s.recorder.succeeded / s.recorder.started)),
+    unfinished: per((s) => s.recorder.started - finished(s)),
     work: per((s) => s.recorder.work),
     completionTime:
       withFinished.length === 0

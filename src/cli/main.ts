@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+/**
+ * The `robustly` command: `simulate` (the default job), `serve` and `load`.
+ */
+import { UsageError } from "./args.js";
+
+const COMMANDS = {
+  simulate: "compare retry strategies against a simulated struggling server (virtual time)",
+  serve: "run seed 002's slow-under-load server over HTTP on 127.0.0.1",
+  load: "run real clients that retry against a server, printing ok/error/timeout rates",
+} as const;
+
+const HELP = `robustly: reach unreliable resources robustly
+
+Usage: robustly <command> [options]
+
+${Object.entries(COMMANDS)
+  .map(([name, what]) => `  ${name.padEnd(10)} ${what}`)
+  .join("\n")}
+
+robustly <command> --help lists a command's options.
+`;
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "-h" || command === "--help" || command === "help") {
+    process.stdout.write(HELP);
+    return command === undefined ? 2 : 0;
+  }
+  switch (command) {
+    case "simulate":
+      return (await import("./simulate.js")).runSimulate(rest);
+    case "serve":
+      return (await import("./serve.js")).runServe(rest);
+    case "load":
+      return (await import("./load.js")).runLoad(rest);
+    default:
+      throw new UsageError(
+        `unknown command "${command}"; the commands are ${Object.keys(COMMANDS).join(", ")}`,
+      );
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (status) => {
+    process.exitCode = status;
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError || (error instanceof Error && error.name === "OptionError")) {
+      process.stderr.write(`robustly: ${error.message}\n`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(
+        `robustly: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exitCode = 1;
+    }
+  },
+);

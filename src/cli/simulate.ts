@@ -1,0 +1,244 @@
+/**
+ * `robustly simulate`: runs a scenario of the simulator and prints a comparison table (or the full
+ * results as JSON), optionally with charts.
+ */
+import { parseArgs } from "node:util";
+import {
+  type RunResult,
+  SCENARIOS,
+  type ScenarioName,
+  type SimulateOptions,
+  type SimulationResult,
+  simulate,
+} from "../sim/simulate.js";
+import { duration, integer, list, number, oneOf, UsageError } from "./args.js";
+import { progressBar } from "./progress.js";
+
+export const SIMULATE_HELP = `robustly simulate: what each retry strategy does to a struggling server
+
+Usage: robustly simulate [options]
+
+  --scenario NAME            outage (default), contention or amplification
+  --strategies a,b           strategies to compare (default: all of the scenario's)
+  --clients N[,N…]           client counts (defaults: outage 1000, contention 10,50,100, amplification 100)
+  --failure-probability P,…  amplification: failure probabilities (default 0,0.1,…,1)
+  --seed S                   seed of the run (default 1); the same seed gives the same numbers
+  --runs K                   average K seeds: S, S+1, … (default 1)
+  --duration D               virtual duration (bare numbers in s; default outage 300s, amplification 60s)
+  --outage START:LENGTH      the server's pause (bare numbers in s; default 20:30); "none" for none
+  --think D                  mean think time between a client's requests (default 10s; amplification 100ms)
+  --timeout D                per-attempt timeout (bare numbers in ms; default 2000)
+  --server NAME              outage: latency (seed 002's, default), flaky or capacity
+  --min-delay D --limit N --factor F --k K --tick D --backlog N   the latency server (100ms, 30, 1.05, 15, 50ms, 512)
+  --failure P --latency D    the flaky server (0.1, 10ms)
+  --capacity N               the capacity server: requests per second (100); latency from --latency (100ms)
+  --json                     print the full results as JSON
+  --report DIR               write SVG charts and an HTML page to DIR
+  -h, --help                 this help
+
+Strategies:
+${Object.entries(SCENARIOS)
+  .map(([name, strategies]) => `  ${name}: ${strategies.map((s) => s.name).join(", ")}`)
+  .join("\n")}
+`;
+
+/** Turns the command line into `simulate` options. Throws a UsageError naming the flag. */
+export function simulateOptions(argv: readonly string[]): {
+  options: SimulateOptions;
+  json: boolean;
+  report: string | undefined;
+  help: boolean;
+} {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\nRun robustly simulate --help for the options.`);
+  }
+  const v = parsed.values;
+  const scenario = oneOf("scenario", v.scenario ?? "outage", Object.keys(SCENARIOS) as ScenarioName[]);
+  const options: SimulateOptions = { scenario };
+  if (v.strategies !== undefined) {
+    const known = SCENARIOS[scenario].map((s) => s.name);
+    options.strategies = list("strategies", v.strategies, (name) => {
+      if (!known.includes(name)) {
+        throw new UsageError(
+          `--strategies: "${name}" is not a strategy of the ${scenario} scenario; it has ${known.join(", ")}`,
+        );
+      }
+      return name;
+    });
+  }
+  if (v.clients !== undefined) options.clients = list("clients", v.clients, (n) => integer("clients", n, 1));
+  if (v["failure-probability"] !== undefined) {
+    if (scenario !== "amplification")
+      throw new UsageError("--failure-probability is for --scenario amplification");
+    options.failureProbability = list("failure-probability", v["failure-probability"], (p) =>
+      number("failure-probability", p, (n) => n >= 0 && n <= 1, "a number in [0, 1]"),
+    );
+  }
+  if (v.seed !== undefined) options.seed = number("seed", v.seed, Number.isInteger, "an integer");
+  if (v.runs !== undefined) options.runs = integer("runs", v.runs, 1);
+  if (v.duration !== undefined) {
+    options.duration = duration("duration", v.duration, "s");
+    if (!(options.duration > 0)) throw new UsageError(`--duration must be > 0; got "${v.duration}"`);
+  }
+  if (v.outage !== undefined) {
+    if (scenario !== "outage") throw new UsageError("--outage is for --scenario outage");
+    if (v.outage === "none") options.outage = null;
+    else {
+      const [start, length, extra] = v.outage.split(":");
+      if (start === undefined || length === undefined || extra !== undefined) {
+        throw new UsageError(`--outage must be START:LENGTH (e.g. 20:30, in s) or none; got "${v.outage}"`);
+      }
+      options.outage = { start: duration("outage", start, "s"), length: duration("outage", length, "s") };
+    }
+  }
+  if (v.think !== undefined) options.think = duration("think", v.think, "s");
+  if (v.timeout !== undefined) options.timeout = duration("timeout", v.timeout, "ms");
+  if (v.server !== undefined)
+    options.server = oneOf("server", v.server, ["latency", "flaky", "capacity"] as const);
+  const latency: NonNullable<SimulateOptions["latencyServer"]> = {};
+  if (v["min-delay"] !== undefined) latency.minDelay = duration("min-delay", v["min-delay"]);
+  if (v.limit !== undefined) latency.limit = integer("limit", v.limit, 0);
+  if (v.factor !== undefined) latency.factor = number("factor", v.factor, (n) => n >= 1, "a number >= 1");
+  if (v.k !== undefined) latency.k = number("k", v.k, (n) => n > 0, "a number > 0");
+  if (v.tick !== undefined) latency.tick = duration("tick", v.tick);
+  if (v.backlog !== undefined) latency.backlog = integer("backlog", v.backlog, 0);
+  if (Object.keys(latency).length > 0) options.latencyServer = latency;
+  if (v.failure !== undefined) {
+    options.flakyServer = {
+      failureProbability: number("failure", v.failure, (n) => n >= 0 && n <= 1, "a number in [0, 1]"),
+    };
+  }
+  if (v.latency !== undefined) {
+    const ms = duration("latency", v.latency);
+    options.flakyServer = { ...options.flakyServer, latency: ms };
+    options.capacityServer = { latency: ms };
+  }
+  if (v.capacity !== undefined) {
+    options.capacityServer = {
+      ...options.capacityServer,
+      capacity: number("capacity", v.capacity, (n) => n > 0, "a number > 0"),
+    };
+  }
+  return { options, json: v.json === true, report: v.report, help: v.help === true };
+}
+
+function parse(argv: readonly string[]) {
+  const text = { type: "string" } as const;
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      scenario: text,
+      strategies: text,
+      clients: text,
+      "failure-probability": text,
+      seed: text,
+      runs: text,
+      duration: text,
+      outage: text,
+      think: text,
+      timeout: text,
+      server: text,
+      "min-delay": text,
+      limit: text,
+      factor: text,
+      k: text,
+      tick: text,
+      backlog: text,
+      failure: text,
+      latency: text,
+      capacity: text,
+      json: { type: "boolean" },
+      report: text,
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+const seconds = (ms: number | null) => (ms === null ? "—" : `${(ms / 1000).toFixed(1)} s`);
+
+/** The comparison table, as plain text. */
+export function table(result: SimulationResult): string {
+  const amplification = result.scenario === "amplification";
+  const outage = result.scenario === "outage";
+  const header = [
+    "strategy",
+    "clients",
+    ...(amplification ? ["p(fail)"] : []),
+    ...(outage ? ["recovered", "recovery"] : []),
+    "peak conc.",
+    "attempts/req",
+    "success",
+    result.scenario === "contention" ? "writes" : "server work",
+    "completion",
+  ];
+  const rows = result.runs.map((r: RunResult) => [
+    r.strategy,
+    String(r.clients),
+    ...(amplification ? [String(r.failureProbability)] : []),
+    ...(outage ? [r.recovered === null ? "—" : r.recovered ? "yes" : "NO", seconds(r.recoveryTime)] : []),
+    String(Math.round(r.peakConcurrency)),
+    r.amplification.toFixed(2),
+    `${(r.successRate * 100).toFixed(1)}%`,
+    String(Math.round(r.work)),
+    r.completionTime === null ? "—" : `${Math.round(r.completionTime)} ms`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number)))
+      .join("  ");
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+function describeRun(result: SimulationResult): string {
+  const p = result.parameters as {
+    duration: number;
+    outage: { start: number; length: number } | null;
+    server: string;
+  };
+  const parts = [
+    `scenario ${result.scenario}`,
+    `seed ${result.seed}`,
+    `${p.duration / 1000} s`,
+    `server ${p.server}`,
+  ];
+  if (p.outage !== null && p.outage !== undefined) {
+    parts.push(`outage ${p.outage.start / 1000}–${(p.outage.start + p.outage.length) / 1000} s`);
+  }
+  return parts.join(", ");
+}
+
+/** Runs `robustly simulate` with `argv`, writing to `out`. Returns the exit status. */
+export async function runSimulate(
+  argv: readonly string[],
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
+  const { options, json, report, help } = simulateOptions(argv);
+  if (help) {
+    out.write(SIMULATE_HELP);
+    return 0;
+  }
+  const bar = progressBar();
+  const result = simulate({
+    ...options,
+    onProgress: (done, total, fraction) =>
+      bar.update((done + fraction) / total, `run ${Math.min(done + 1, total)} of ${total}`),
+  });
+  bar.done();
+  if (json) {
+    out.write(`${JSON.stringify(result)}\n`);
+  } else {
+    out.write(`${describeRun(result)}\n\n${table(result)}\n`);
+  }
+  if (report !== undefined) {
+    const { writeReport } = await import("./report.js");
+    const files = await writeReport(result, report);
+    process.stderr.write(`wrote ${files.join(", ")}\n`);
+  }
+  return 0;
+}
