@@ -38,10 +38,15 @@ export class Outcome<T> implements PromiseLike<T> {
   }
 
   #listen(callback: (settled: Settled<T>) => void): void {
-    if (this.#settled !== undefined) callback(this.#settled);
-    else (this.#waiting ??= []).push(callback);
+    if (this.#settled !== undefined) {
+      callback(this.#settled);
+      return;
+    }
+    if (this.#waiting === undefined) this.#waiting = [callback];
+    else this.#waiting.push(callback);
   }
 
+  // biome-ignore lint/suspicious/noThenProperty: an Outcome is a thenable by design, so the retry loop can treat it as a promise
   then<A = T, B = never>(
     onFulfilled?: ((value: T) => A | PromiseLike<A>) | null,
     onRejected?: ((error: unknown) => B | PromiseLike<B>) | null,
