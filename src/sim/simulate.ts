@@ -9,7 +9,6 @@ import { resolveOptions } from "../policy/options.js";
 import { startRetry } from "../retry/loop.js";
 import { Simulation } from "./engine.js";
 import { Recorder, recovery, type Second } from "./metrics.js";
-import type { Outcome } from "./outcome.js";
 import {
   CapacityServer,
   type CapacityServerOptions,
