@@ -1,0 +1,128 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** Runs the robustly command from source, as `npm run robustly --` does. */
+function robustly(...args: string[]) {
+  const run = spawnSync(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, NODE_NO_WARNINGS: "1" },
+  });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe("robustly simulate", () => {
+  it("prints a comparison table of the outage scenario", () => {
+    const run = robustly(
+      "simulate",
+      "--strategies",
+      "fixed,exponential",
+      "--clients",
+      "1000",
+      "--duration",
+      "120",
+    );
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trimEnd().split("\n");
+    expect(lines[0]).toBe("scenario outage, seed 1, 120 s, server latency, outage 20–50 s");
+    expect(lines[2]).toMatch(
+      /^strategy\s+clients\s+recovered\s+recovery\s+peak conc\.\s+attempts\/req\s+success\s+server work\s+completion$/,
+    );
+    expect(lines[4]).toMatch(/^fixed\s+1000\s+NO\s+—/);
+    expect(lines[5]).toMatch(/^exponential\s+1000\s+yes\s+\d+\.\d s/);
+  });
+
+  it("--json prints the full results with the documented fields", () => {
+    const run = robustly(
+      "simulate",
+      "--scenario",
+      "amplification",
+      "--failure-probability",
+      "0,1",
+      "--duration",
+      "60s",
+      "--json",
+    );
+    expect(run.status).toBe(0);
+    const result = JSON.parse(run.stdout) as {
+      scenario: string;
+      seed: number;
+      runs: Record<string, unknown>[];
+    };
+    expect(result.scenario).toBe("amplification");
+    expect(result.seed).toBe(1);
+    expect(result.runs.map((r) => [r.strategy, r.failureProbability])).toEqual([
+      ["no-retries", 0],
+      ["3-retries", 0],
+      ["no-retries", 1],
+      ["3-retries", 1],
+    ]);
+    for (const r of result.runs) {
+      for (const field of [
+        "strategy",
+        "clients",
+        "failureProbability",
+        "recovered",
+        "recoveryTime",
+        "peakConcurrency",
+        "amplification",
+        "successRate",
+        "work",
+        "completionTime",
+      ]) {
+        expect(r, field).toHaveProperty(field);
+      }
+      expect(r.recovered).toBeNull();
+    }
+    // Every attempt fails at p = 1: 4 attempts per request, less the requests the end of the run cuts off.
+    expect(result.runs[3]?.amplification).toBeGreaterThan(3.7);
+    expect(result.runs[3]?.amplification).toBeLessThanOrEqual(4);
+    expect(result.runs[2]?.amplification).toBe(1);
+  });
+
+  it("a wrong scenario, strategy, flag or value is a clear error with status 2, listing what exists", () => {
+    const cases: [string[], string][] = [
+      [
+        ["simulate", "--scenario", "storm"],
+        'robustly: --scenario must be one of outage, contention, amplification; got "storm"',
+      ],
+      [
+        ["simulate", "--strategies", "fixed,yolo"],
+        'robustly: --strategies: "yolo" is not a strategy of the outage scenario; it has fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel',
+      ],
+      [["simulate", "--clients", "ten"], 'robustly: --clients must be an integer >= 1; got "ten"'],
+      [
+        ["simulate", "--outage", "20"],
+        'robustly: --outage must be START:LENGTH (e.g. 20:30, in s) or none; got "20"',
+      ],
+      [
+        ["simulate", "--duration", "5 minutes"],
+        "robustly: --duration must be a duration such as 1.5s, 200ms or 2m",
+      ],
+      [["fly"], 'robustly: unknown command "fly"; the commands are simulate, serve, load'],
+    ];
+    for (const [args, message] of cases) {
+      const run = robustly(...args);
+      expect(run.status, args.join(" ")).toBe(2);
+      expect(run.stderr.startsWith(message), `${args.join(" ")}: ${run.stderr}`).toBe(true);
+      expect(run.stdout).toBe("");
+    }
+    const unknown = robustly("simulate", "--colour");
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain("--colour");
+    expect(unknown.stderr).toContain("robustly simulate --help");
+  });
+
+  it("--help lists the options and every scenario's strategies", () => {
+    const run = robustly("simulate", "--help");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("--outage START:LENGTH");
+    expect(run.stdout).toContain(
+      "contention: no-backoff, exponential, full-jitter, equal-jitter, decorrelated-jitter, decorrelated-aws-jitter",
+    );
+  });
+});

@@ -1,0 +1,117 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Simulation } from "../src/sim/engine.js";
+import { Outcome } from "../src/sim/outcome.js";
+
+describe("the simulation engine", () => {
+  it("never moves time back, runs ties in the order they were scheduled, and runs each event once", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 0, max: 3 })), {
+          minLength: 1,
+          maxLength: 60,
+        }),
+        fc.integer({ min: 0, max: 3000 }),
+        (plan, until) => {
+          const sim = new Simulation(1);
+          const seen: { id: number; at: number; scheduledAt: number; seq: number }[] = [];
+          let seq = 0;
+          const schedule = (delay: number, children: number, id: number) => {
+            const scheduledAt = sim.now;
+            const mySeq = seq++;
+            sim.after(delay, () => {
+              seen.push({ id, at: sim.now, scheduledAt: scheduledAt + delay, seq: mySeq });
+              // An event may schedule more events, some at the same instant.
+              for (let c = 0; c < children; c++) schedule(c * 7, 0, id * 10 + c + 1);
+            });
+          };
+          plan.forEach(([delay, children], i) => schedule(delay, children, i + 1));
+          sim.run(until);
+          for (let i = 1; i < seen.length; i++) {
+            const a = seen[i - 1] as (typeof seen)[number];
+            const b = seen[i] as (typeof seen)[number];
+            expect(b.at).toBeGreaterThanOrEqual(a.at);
+            if (a.at === b.at) expect(b.seq).toBeGreaterThan(a.seq);
+          }
+          for (const event of seen) {
+            expect(event.at).toBe(event.scheduledAt);
+            expect(event.at).toBeLessThanOrEqual(until);
+          }
+          expect(new Set(seen.map((e) => e.seq)).size).toBe(seen.length);
+          expect(sim.events).toBe(seen.length);
+          expect(sim.now).toBe(Math.max(until, 0));
+          // Whatever is still queued is due after `until`.
+          sim.run(Number.POSITIVE_INFINITY);
+          expect(sim.pending).toBe(0);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("a cancelled event never runs", () => {
+    const sim = new Simulation(1);
+    const ran: string[] = [];
+    const cancel = sim.after(10, () => ran.push("cancelled"));
+    sim.after(20, () => ran.push("kept"));
+    cancel();
+    cancel();
+    sim.run(100);
+    expect(ran).toEqual(["kept"]);
+  });
+
+  it("its clock is what the retry loop reads: now() and setTimer", () => {
+    const sim = new Simulation(1);
+    const times: number[] = [];
+    sim.clock.setTimer(250, () => times.push(sim.clock.now()));
+    sim.clock.setTimer(-5, () => times.push(sim.clock.now()));
+    sim.run(1000);
+    expect(times).toEqual([0, 250]);
+    expect(sim.clock.now()).toBe(1000);
+  });
+});
+
+describe("Outcome, the synchronous thenable", () => {
+  it("calls back at once when settled, and in order when settled later", () => {
+    const order: string[] = [];
+    const done = Outcome.of(1);
+    done.then((v) => order.push(`now ${v}`));
+    expect(order).toEqual(["now 1"]);
+    const later = new Outcome<number>();
+    later.then((v) => order.push(`a ${v}`));
+    later.then((v) => order.push(`b ${v}`));
+    expect(order).toEqual(["now 1"]);
+    later.resolve(2);
+    later.resolve(3); // settles once
+    later.reject(new Error("ignored"));
+    expect(order).toEqual(["now 1", "a 2", "b 2"]);
+  });
+
+  it("chains like a promise: values, thrown errors, adopted thenables, pass-through", () => {
+    const out: unknown[] = [];
+    const inner = new Outcome<string>();
+    const source = new Outcome<number>();
+    source
+      .then((v) => v + 1)
+      .then((v) => {
+        if (v > 1) throw new Error(`too big: ${v}`);
+        return v;
+      })
+      .then(undefined, (e: unknown) => (e as Error).message)
+      .then((message) => {
+        out.push(message);
+        return inner;
+      })
+      .then((v) => out.push(`inner ${v}`));
+    source.resolve(1);
+    expect(out).toEqual(["too big: 2"]);
+    inner.resolve("ok");
+    expect(out).toEqual(["too big: 2", "inner ok"]);
+    const rejected = new Outcome<number>();
+    const seen: unknown[] = [];
+    rejected.then((v) => v * 2).then(undefined, (e) => seen.push(e));
+    const reason = new Error("no");
+    rejected.reject(reason);
+    expect(seen).toEqual([reason]);
+  });
+});

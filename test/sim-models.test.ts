@@ -1,0 +1,176 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Simulation } from "../src/sim/engine.js";
+import { Recorder } from "../src/sim/metrics.js";
+import type { Outcome } from "../src/sim/outcome.js";
+import { CapacityServer, FlakyServer, LatencyServer, VersionedStore } from "../src/sim/servers.js";
+
+const seed002 = { minDelay: 100, limit: 30, factor: 1.05, k: 15, tick: 50, backlog: 512 };
+
+/** Sends `n` requests now and records when each is answered. */
+function burst(sim: Simulation, server: { request(): Outcome<string> }, n: number): number[] {
+  const answered: number[] = [];
+  for (let i = 0; i < n; i++) server.request().then(() => answered.push(sim.now));
+  return answered;
+}
+
+describe("seed 002's server", () => {
+  it("service time is minDelay up to the limit and minDelay × factor^((c − limit) / K) above it", () => {
+    expect(LatencyServer.serviceTime(1, seed002)).toBe(100);
+    expect(LatencyServer.serviceTime(30, seed002)).toBe(100);
+    expect(LatencyServer.serviceTime(45, seed002)).toBeCloseTo(105, 10);
+    expect(LatencyServer.serviceTime(330, seed002)).toBeCloseTo(100 * 1.05 ** 20, 8);
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 5000 }), (c) => {
+        const d = LatencyServer.serviceTime(c, seed002);
+        expect(d).toBe(c <= 30 ? 100 : 100 * 1.05 ** ((c - 30) / 15));
+        expect(LatencyServer.serviceTime(c + 1, seed002)).toBeGreaterThanOrEqual(d);
+      }),
+    );
+  });
+
+  it("answers a burst at the first check after the service time for its concurrency", () => {
+    for (const n of [1, 30, 31, 200, 1000]) {
+      const sim = new Simulation(1);
+      const recorder = new Recorder(600_000);
+      const server = new LatencyServer(sim, recorder, 2000, seed002);
+      const answered = burst(sim, server, n);
+      sim.run(600_000);
+      const d = LatencyServer.serviceTime(n, seed002);
+      // Checks fall every 50 ms; all n are answered together at the first check at or after d.
+      expect(answered).toHaveLength(n);
+      expect(new Set(answered)).toEqual(new Set([Math.ceil(d / 50) * 50]));
+      expect(server.concurrency).toBe(0);
+      expect(recorder.work).toBe(n);
+      expect(recorder.peakConcurrency).toBe(n);
+      // Answers slower than the 2 s timeout are not counted as answered in time.
+      const inTime = recorder.successes.reduce((a, b) => a + b, 0);
+      expect(inTime).toBe(Math.ceil(d / 50) * 50 < 2000 ? n : 0);
+    }
+  });
+
+  it("while paused accepts nothing; on resuming accepts the listen queue, counting service from then", () => {
+    const sim = new Simulation(1);
+    const recorder = new Recorder(60_000);
+    const server = new LatencyServer(sim, recorder, 2000, {
+      ...seed002,
+      backlog: 40,
+      pause: { start: 1000, end: 5000 },
+    });
+    const answered: number[] = [];
+    sim.at(2000, () => {
+      for (let i = 0; i < 50; i++) server.request().then(() => answered.push(sim.now));
+    });
+    sim.at(4000, () => expect(server.concurrency).toBe(0));
+    sim.run(60_000);
+    // 40 waited in the queue; 10 were dropped and never answered.
+    expect(answered).toHaveLength(40);
+    const d = LatencyServer.serviceTime(40, seed002);
+    expect(new Set(answered)).toEqual(new Set([5000 + Math.ceil(d / 50) * 50]));
+    expect(recorder.offered.reduce((a, b) => a + b, 0)).toBe(50);
+    expect(recorder.work).toBe(40);
+  });
+
+  it("concurrency never goes negative and every accepted request is answered exactly once", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 20_000 }), { minLength: 1, maxLength: 300 }),
+        fc.option(
+          fc.record({
+            start: fc.integer({ min: 0, max: 10_000 }),
+            length: fc.integer({ min: 1, max: 10_000 }),
+          }),
+          {
+            nil: undefined,
+          },
+        ),
+        (times, pause) => {
+          const sim = new Simulation(1);
+          const recorder = new Recorder(200_000);
+          const server = new LatencyServer(sim, recorder, 2000, {
+            ...seed002,
+            backlog: 100,
+            pause: pause === undefined ? undefined : { start: pause.start, end: pause.start + pause.length },
+          });
+          const answers = new Map<number, number>();
+          times.forEach((t, i) =>
+            sim.at(t, () => {
+              server.request().then(() => answers.set(i, (answers.get(i) ?? 0) + 1));
+              expect(server.concurrency).toBeGreaterThanOrEqual(0);
+            }),
+          );
+          let minimum = 0;
+          const watch = () => {
+            minimum = Math.min(minimum, server.concurrency);
+            if (sim.pending > 0) sim.after(10, watch);
+          };
+          sim.after(0, watch);
+          sim.run(200_000);
+          expect(minimum).toBe(0);
+          expect(server.concurrency).toBe(0);
+          expect([...answers.values()].every((n) => n === 1)).toBe(true);
+          expect(answers.size).toBe(recorder.work);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("the other servers", () => {
+  it("the flaky server fails about the given share of requests, whatever the load, after its latency", () => {
+    const sim = new Simulation(7);
+    const recorder = new Recorder(10_000);
+    const server = new FlakyServer(sim, recorder, 2000, { failureProbability: 0.3, latency: 10 });
+    let ok = 0;
+    let failed = 0;
+    const n = 20_000;
+    for (let i = 0; i < n; i++) {
+      server.request().then(
+        () => {
+          ok += 1;
+          expect(sim.now).toBe(10);
+        },
+        () => {
+          failed += 1;
+        },
+      );
+    }
+    sim.run(10_000);
+    expect(ok + failed).toBe(n);
+    // 6 standard errors of a 30% share over 20,000 draws.
+    expect(Math.abs(failed / n - 0.3)).toBeLessThan(6 * Math.sqrt((0.3 * 0.7) / n));
+  });
+
+  it("the capacity server answers within its latency up to capacity and ten times slower above it", () => {
+    const sim = new Simulation(1);
+    const recorder = new Recorder(10_000);
+    const server = new CapacityServer(sim, recorder, 5000, { capacity: 10, latency: 100 });
+    const answered = burst(sim, server, 12);
+    sim.run(10_000);
+    expect(answered.slice(0, 10)).toEqual(Array(10).fill(100));
+    expect(answered.slice(10)).toEqual([1000, 1000]);
+  });
+
+  it("the versioned store lets one of two racing writers win; the loser's version is stale", () => {
+    const sim = new Simulation(3);
+    const recorder = new Recorder(10_000);
+    const store = new VersionedStore(sim, recorder, { networkMean: 10, networkSd: 2 });
+    const results: string[] = [];
+    for (const name of ["a", "b"]) {
+      store
+        .read()
+        .then((v) => store.write(v))
+        .then(
+          () => results.push(`${name} ok`),
+          (e: unknown) => results.push(`${name} ${(e as Error).name}`),
+        );
+    }
+    sim.run(10_000);
+    expect(results.sort()).toEqual(
+      results.some((r) => r === "a ok") ? ["a ok", "b ConflictError"] : ["a ConflictError", "b ok"],
+    );
+    expect(store.version).toBe(1);
+    expect(recorder.work).toBe(2);
+  });
+});

@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import { OptionError } from "../src/core/errors.js";
+import { recovery } from "../src/sim/metrics.js";
+import { simulate } from "../src/sim/simulate.js";
+
+describe("simulate", () => {
+  it("is deterministic: the same seed gives the same result to the last number; another seed differs", () => {
+    const options = {
+      strategies: ["fixed", "robustly"],
+      clients: [300],
+      duration: 60_000,
+      outage: { start: 10_000, length: 10_000 },
+    };
+    const a = simulate({ ...options, seed: 11 });
+    const b = simulate({ ...options, seed: 11 });
+    const c = simulate({ ...options, seed: 12 });
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+    expect(JSON.stringify(a.runs)).not.toBe(JSON.stringify(c.runs));
+  });
+
+  it("reproduces seed 002's claim on the default outage: fixed retries never recover, exponential backoff does", () => {
+    const { runs } = simulate({ strategies: ["fixed", "exponential"], seed: 1 });
+    const [fixed, exponential] = runs;
+    expect(fixed?.recovered).toBe(false);
+    expect(fixed?.recoveryTime).toBeNull();
+    expect(exponential?.recovered).toBe(true);
+    expect(exponential?.recoveryTime).toBeLessThan(30_000);
+    // The meltdown: concurrency runs away and every attempt after the outage times out.
+    expect(fixed?.peakConcurrency).toBeGreaterThan(10 * (exponential?.peakConcurrency ?? 0));
+    const late = fixed?.series.slice(100) ?? [];
+    expect(late.every((s) => s.successes === 0)).toBe(true);
+    expect(late.every((s) => s.timeouts > 0)).toBe(true);
+    // Before the outage both run at the steady load: 1,000 clients thinking 10 s on average, ~100 per second.
+    for (const run of runs) {
+      expect(run.baseline).toBeGreaterThan(85);
+      expect(run.baseline).toBeLessThan(115);
+    }
+  }, 30_000);
+
+  it("without an outage every strategy serves the steady load and recovery is not judged", () => {
+    const { runs } = simulate({ outage: null, duration: 60_000, clients: [500], seed: 2 });
+    for (const run of runs) {
+      expect(run.recovered).toBeNull();
+      expect(run.successRate).toBeGreaterThan(0.97);
+      expect(run.amplification).toBeLessThan(1.01);
+      expect(run.peakConcurrency).toBeLessThan(40);
+    }
+  });
+
+  it("amplification: with 3 retries attempts per request approach 1 + p + p² + p³; with none, 1", () => {
+    const probabilities = [0, 0.25, 0.5, 0.75, 1];
+    const { runs } = simulate({
+      scenario: "amplification",
+      failureProbability: probabilities,
+      duration: 600_000,
+      think: 1000,
+      seed: 5,
+    });
+    for (const run of runs) {
+      const p = run.failureProbability as number;
+      const expected = run.strategy === "no-retries" ? 1 : 1 + p + p ** 2 + p ** 3;
+      // Requests cut off by the end of the run pull the ratio down a little.
+      expect(run.amplification).toBeGreaterThan(expected * 0.97);
+      expect(run.amplification).toBeLessThan(expected * 1.03);
+      const success = run.strategy === "no-retries" ? 1 - p : 1 - p ** 4;
+      expect(Math.abs(run.successRate - success)).toBeLessThan(0.03);
+    }
+    expect(runs).toHaveLength(probabilities.length * 2);
+  });
+
+  it("contention: each client writes once; without backoff the work grows fastest", () => {
+    const { runs } = simulate({ scenario: "contention", clients: [1, 40], seed: 3 });
+    const alone = runs.filter((r) => r.clients === 1);
+    for (const run of alone) {
+      expect(run.work).toBe(1);
+      expect(run.successRate).toBe(1);
+    }
+    const crowd = runs.filter((r) => r.clients === 40);
+    for (const run of crowd) {
+      expect(run.successRate).toBe(1);
+      expect(run.unfinished).toBe(0);
+      expect(run.work).toBeGreaterThanOrEqual(40);
+    }
+    const work = Object.fromEntries(crowd.map((r) => [r.strategy, r.work]));
+    expect(work["no-backoff"]).toBeGreaterThan(work["full-jitter"] as number);
+  });
+
+  it("averages several seeds with --runs and names them", () => {
+    const { runs } = simulate({
+      strategies: ["robustly"],
+      clients: [200],
+      duration: 30_000,
+      outage: null,
+      runs: 3,
+      seed: 4,
+    });
+    expect(runs[0]?.seeds).toEqual([4, 5, 6]);
+  });
+
+  it("a bad option fails at once, naming it and what is allowed", () => {
+    expect(() => simulate({ scenario: "storm" as never })).toThrow(
+      'scenario must be one of outage, contention, amplification; got "storm"',
+    );
+    expect(() => simulate({ strategies: ["fixed", "yolo"] })).toThrow(
+      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel; got "yolo"',
+    );
+    expect(() => simulate({ clients: [0] })).toThrow(OptionError);
+    expect(() => simulate({ outage: { start: 290_000, length: 20_000 } })).toThrow("outage must be a window");
+    expect(() => simulate({ scenario: "amplification", failureProbability: [1.5] })).toThrow(
+      "failureProbability[0] must be numbers in [0, 1]; got 1.5",
+    );
+  });
+});
+
+describe("recovery", () => {
+  const steady = (n: number, level: number) => Array<number>(n).fill(level);
+
+  it("is the start of the first full window after the outage back at 95% of the pre-outage goodput", () => {
+    const goodput = [...steady(20, 100), ...steady(10, 0), ...steady(5, 20), ...steady(40, 100)];
+    expect(recovery(goodput, 5, 20, 30)).toEqual({ baseline: 100, recovered: true, recoveryTimeMs: 5000 });
+  });
+
+  it("never, when goodput stays down; and a later collapse undoes an early recovery", () => {
+    expect(recovery([...steady(20, 100), ...steady(60, 10)], 5, 20, 30).recovered).toBe(false);
+    const relapse = [...steady(20, 100), ...steady(10, 0), ...steady(15, 100), ...steady(30, 0)];
+    expect(recovery(relapse, 5, 20, 30)).toEqual({ baseline: 100, recovered: false, recoveryTimeMs: null });
+  });
+
+  it("tolerates Poisson-sized noise after recovering", () => {
+    // Back at 100, then averaging 92: within three standard deviations (9.5) of a 10 s average below 95.
+    const noisy = [
+      ...steady(20, 100),
+      ...steady(10, 0),
+      ...steady(10, 100),
+      ...Array.from({ length: 60 }, (_, i) => (i % 2 ? 100 : 84)),
+    ];
+    expect(recovery(noisy, 5, 20, 30)).toEqual({ baseline: 100, recovered: true, recoveryTimeMs: 0 });
+    // Averaging 80 is more than noise: not recovered.
+    const low = [...steady(20, 100), ...steady(10, 0), ...steady(10, 100), ...steady(60, 80)];
+    expect(recovery(low, 5, 20, 30).recovered).toBe(false);
+  });
+});
