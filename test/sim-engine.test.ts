@@ -25,7 +25,9 @@ describe("the simulation engine", () => {
               for (let c = 0; c < children; c++) schedule(c * 7, 0, id * 10 + c + 1);
             });
           };
-          plan.forEach(([delay, children], i) => schedule(delay, children, i + 1));
+          plan.forEach(([delay, children], i) => {
+            schedule(delay, children, i + 1);
+          });
           sim.run(until);
           for (let i = 1; i < seen.length; i++) {
             const a = seen[i - 1] as (typeof seen)[number];

@@ -93,12 +93,12 @@ describe("seed 002's server", () => {
             pause: pause === undefined ? undefined : { start: pause.start, end: pause.start + pause.length },
           });
           const answers = new Map<number, number>();
-          times.forEach((t, i) =>
+          times.forEach((t, i) => {
             sim.at(t, () => {
               server.request().then(() => answers.set(i, (answers.get(i) ?? 0) + 1));
               expect(server.concurrency).toBeGreaterThanOrEqual(0);
-            }),
-          );
+            });
+          });
           let minimum = 0;
           const watch = () => {
             minimum = Math.min(minimum, server.concurrency);
