@@ -20,7 +20,10 @@ let outside: string;
 
 beforeAll(() => {
   // `npm test` may run before `npm run build`; the exports map points into dist/.
-  if (!existsSync(join(root, "dist", "index.js")) || !existsSync(join(root, "dist", "testing.d.ts"))) {
+  const built = ["index.js", "testing.d.ts", "sim/index.js"].every((file) =>
+    existsSync(join(root, "dist", file)),
+  );
+  if (!built) {
     execFileSync(
       process.execPath,
       [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
@@ -41,19 +44,21 @@ describe("the published package", () => {
     expect(pkg.type).toBe("module");
   });
 
-  it("resolves `robustly` and `robustly/testing` through the exports map, from another project", () => {
+  it("resolves `robustly`, `robustly/testing` and `robustly/sim` through the exports map, from another project", () => {
     const script = join(outside, "consumer.mjs");
     writeFileSync(
       script,
       [
         'import { retry, wrap, delays, backoff, jitter, TimeoutError, PermanentError } from "robustly";',
         'import { VirtualClock, seededRandom } from "robustly/testing";',
+        'import { simulate } from "robustly/sim";',
+        'const sim = simulate({ strategies: ["fixed"], clients: [10], duration: 5000, outage: null });',
         "const d = delays({ backoff: backoff.exponential({ base: 1000 }), jitter: jitter.none() }, 3);",
         "const clock = new VirtualClock();",
         "let n = 0;",
         "const p = retry(() => { n += 1; if (n < 3) throw new Error('x'); return n; }, { clock, random: seededRandom(1) });",
         "await clock.runAll();",
-        "console.log(JSON.stringify({ d, v: await p, t: typeof wrap, e: [TimeoutError.name, PermanentError.name] }));",
+        "console.log(JSON.stringify({ d, v: await p, t: typeof wrap, e: [TimeoutError.name, PermanentError.name], s: sim.runs[0].strategy }));",
       ].join("\n"),
     );
     const out = execFileSync(process.execPath, [script], { cwd: outside, encoding: "utf8" });
@@ -62,6 +67,7 @@ describe("the published package", () => {
       v: 3,
       t: "function",
       e: ["TimeoutError", "PermanentError"],
+      s: "fixed",
     });
   });
 
@@ -74,7 +80,7 @@ describe("the published package", () => {
   });
 
   it("ships type declarations for both entry points", () => {
-    for (const entry of [".", "./testing"]) {
+    for (const entry of [".", "./testing", "./sim"]) {
       const types = pkg.exports[entry].types as string;
       expect(existsSync(join(root, types))).toBe(true);
     }

@@ -77,7 +77,7 @@ describe("README.md", () => {
 
   it("opens with the two commands that set the project up and run it", () => {
     const first = shBlocks[0];
-    expect(first?.code).toBe("npm ci && npm run demo\nnpm test\n");
+    expect(first?.code).toBe("npm ci && npm run robustly -- simulate\nnpm test\n");
   });
 
   it.each(tsBlocks.map((b) => [b.line, b] as const))(

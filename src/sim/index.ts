@@ -1,0 +1,36 @@
+/**
+ * `robustly/sim`: the overload simulator. `simulate` runs the built-in scenarios; the engine, the servers
+ * and the strategies are exported to build other experiments on the same pieces.
+ */
+export { Simulation } from "./engine.js";
+export { RECOVERY, Recorder, type RecoveryRule, recovery, type Second } from "./metrics.js";
+export { Outcome } from "./outcome.js";
+export {
+  CapacityServer,
+  type CapacityServerOptions,
+  ConflictError,
+  FlakyServer,
+  type FlakyServerOptions,
+  LatencyServer,
+  type LatencyServerOptions,
+  type Pause,
+  type Server,
+  ServerError,
+  VersionedStore,
+  type VersionedStoreOptions,
+} from "./servers.js";
+export {
+  type RunResult,
+  SCENARIOS,
+  type ScenarioName,
+  type ServerKind,
+  type SimulateOptions,
+  type SimulationResult,
+  simulate,
+} from "./simulate.js";
+export {
+  AMPLIFICATION_STRATEGIES,
+  CONTENTION_STRATEGIES,
+  OUTAGE_STRATEGIES,
+  type Strategy,
+} from "./strategies.js";
