@@ -165,15 +165,16 @@ const seconds = (ms: number | null) => (ms === null ? "—" : `${(ms / 1000).toF
 export function table(result: SimulationResult): string {
   const amplification = result.scenario === "amplification";
   const outage = result.scenario === "outage";
+  const contention = result.scenario === "contention";
   const header = [
     "strategy",
     "clients",
     ...(amplification ? ["p(fail)"] : []),
     ...(outage ? ["recovered", "recovery"] : []),
-    "peak conc.",
+    ...(contention ? [] : ["peak conc."]),
     "attempts/req",
     "success",
-    result.scenario === "contention" ? "writes" : "server work",
+    contention ? "writes" : "server work",
     "completion",
   ];
   const rows = result.runs.map((r: RunResult) => [
@@ -181,7 +182,7 @@ export function table(result: SimulationResult): string {
     String(r.clients),
     ...(amplification ? [String(r.failureProbability)] : []),
     ...(outage ? [r.recovered === null ? "—" : r.recovered ? "yes" : "NO", seconds(r.recoveryTime)] : []),
-    String(Math.round(r.peakConcurrency)),
+    ...(contention ? [] : [String(Math.round(r.peakConcurrency))]),
     r.amplification.toFixed(2),
     `${(r.successRate * 100).toFixed(1)}%`,
     String(Math.round(r.work)),

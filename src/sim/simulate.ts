@@ -54,7 +54,11 @@ export interface SimulateOptions {
   duration?: number;
   /** The outage, ms: default 30 s from t = 20 s; null for none. */
   outage?: { start: number; length: number } | null;
-  /** Mean think time between a client's requests, ms. Defaults: outage 10 s, amplification 100 ms. */
+  /**
+   * Mean think time between a client's requests, ms. Defaults: outage 10 s (after each request ends, as
+   * seed 002's client does), amplification 100 ms (between the starts of requests: 10 per second each,
+   * whether or not earlier ones are still retrying).
+   */
   think?: number;
   /** Per-attempt timeout, ms. Default 2 s (seed 002's client). */
   timeout?: number;
@@ -128,6 +132,11 @@ interface Population {
   think: number;
   /** Each client makes one logical request and stops. */
   once: boolean;
+  /**
+   * Open loop: a client starts its next request a think time after starting the last one, whether or not
+   * that one has finished (a steady offered rate). Closed loop (seed 002's client): after it finishes.
+   */
+  openLoop: boolean;
   timeout: number;
   strategy: Strategy;
   operation: () => PromiseLike<unknown>;
@@ -151,11 +160,13 @@ function populate(sim: Simulation, recorder: Recorder, p: Population): void {
   const client = () => {
     const started = sim.now;
     recorder.started += 1;
+    const closedLoop = !p.once && !p.openLoop;
+    if (p.openLoop) sim.after(exponentialDraw(sim.random, p.think), client);
     const finish = (ok: boolean) => {
       if (ok) recorder.succeeded += 1;
       else recorder.failed += 1;
       recorder.completionTotal += sim.now - started;
-      if (!p.once) sim.after(exponentialDraw(sim.random, p.think), client);
+      if (closedLoop) sim.after(exponentialDraw(sim.random, p.think), client);
     };
     startRetry(
       operation,
@@ -234,7 +245,8 @@ function runOne(
     server = made;
     operation = () => made.request();
   }
-  populate(sim, recorder, { clients, think, once, timeout, strategy, operation });
+  const openLoop = r.scenario === "amplification";
+  populate(sim, recorder, { clients, think, once, openLoop, timeout, strategy, operation });
   sampleEverySecond(sim, recorder, server);
   sim.run(r.duration, (now) => onSlice(now / r.duration), 5000);
   let recovered: boolean | null = null;
