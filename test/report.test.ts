@@ -1,0 +1,225 @@
+// `robustly simulate --report DIR`: the SVG charts (rendered by vega-lite and vega) and the HTML page.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { escapeHtml, writeReport } from "../src/cli/report.js";
+import { type SimulationResult, simulate } from "../src/sim/simulate.js";
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "robustly-report-"));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const read = (path: string) => readFileSync(path, "utf8");
+/** The text of the SVG's <text> elements (axis titles, legend labels, titles). */
+const texts = (svg: string) => [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+const legend = (svg: string) => {
+  const start = svg.indexOf('class="mark-group role-legend"');
+  expect(start).toBeGreaterThan(-1);
+  return texts(svg.slice(start));
+};
+/** The shaded outage window: its rect mark's path, `M x,0 h width v height`. */
+const shade = (svg: string) =>
+  /<g class="mark-rect role-mark outage_marks"[^>]*><path [^>]*d="M([\d.]+),0h([\d.]+)v[\d.]+h-[\d.]+Z" fill="#9e9e9e" opacity="0.25"/.exec(
+    svg,
+  );
+
+function expectSvg(svg: string): void {
+  expect(svg.startsWith("<svg")).toBe(true);
+  expect(svg.trimEnd().endsWith("</svg>")).toBe(true);
+}
+
+function expectPage(html: string, svgs: readonly string[], strategies: readonly string[]): void {
+  expect(html.startsWith("<!doctype html>")).toBe(true);
+  for (const svg of svgs) expect(html).toContain(`<img src="${basename(svg)}"`);
+  expect(html).toContain("<table>");
+  for (const s of strategies) expect(html).toContain(`<tr><td>${s}</td>`);
+}
+
+describe("writeReport, outage", () => {
+  let result: SimulationResult;
+  let dir: string;
+  let paths: string[];
+
+  beforeAll(async () => {
+    result = simulate({
+      scenario: "outage",
+      strategies: ["fixed", "exponential"],
+      clients: [200],
+      duration: 60_000,
+      outage: { start: 10_000, length: 10_000 },
+      seed: 3,
+    });
+    dir = join(tempDir(), "report", "nested"); // created if missing
+    paths = await writeReport(result, dir);
+  }, 30_000);
+
+  it("writes three charts and the page, and returns their paths", () => {
+    expect(paths.map((p) => basename(p))).toEqual([
+      "outage-concurrency.svg",
+      "outage-goodput.svg",
+      "outage-timeouts.svg",
+      "index.html",
+    ]);
+    for (const path of paths) {
+      expect(path.startsWith(dir)).toBe(true);
+      expect(existsSync(path)).toBe(true);
+    }
+  });
+
+  it("titles the charts and their axes, with a legend of the strategies", () => {
+    const expected = [
+      ["Server concurrency", "requests in the server (log scale)"],
+      ["Goodput", "successes per second"],
+      ["Timeouts", "timeouts per second"],
+    ];
+    paths.slice(0, 3).forEach((path, i) => {
+      const svg = read(path);
+      expectSvg(svg);
+      const [title, yTitle] = expected[i] as [string, string];
+      expect(texts(svg)).toEqual(expect.arrayContaining([title, "time (s)", yTitle]));
+      expect(legend(svg)).toEqual(expect.arrayContaining(["strategy", "fixed", "exponential"]));
+    });
+  });
+
+  it("shades the outage, 10–20 s of the 60 s axis", () => {
+    for (const path of paths.slice(0, 3)) {
+      const svg = read(path);
+      const rect = shade(svg);
+      expect(rect).not.toBeNull();
+      const [x, width] = [Number(rect?.[1]), Number(rect?.[2])];
+      // The plot is 640 px wide: the window starts at 10/60 of it and spans 10/60.
+      expect(x).toBeCloseTo((640 * 10) / 60, 0);
+      expect(width).toBeCloseTo((640 * 10) / 60, 0);
+      expect(texts(svg)).toContain("outage");
+    }
+  });
+
+  it("puts the concurrency on a log scale, ticked at powers of ten", () => {
+    const svg = read(paths[0] as string);
+    expect(svg).toContain("symlog scale");
+    expect(texts(svg)).toEqual(expect.arrayContaining(["0", "1", "10", "100"]));
+  });
+
+  it("writes a page showing every chart and a table of the runs", () => {
+    const html = read(paths[3] as string);
+    expectPage(html, paths.slice(0, 3), ["fixed", "exponential"]);
+    for (const column of ["recovered", "recovery time (s)", "peak concurrency", "attempts per request"]) {
+      expect(html).toContain(`<th scope="col">${column}</th>`);
+    }
+    expect(html).not.toContain("failure probability");
+    for (const run of result.runs) {
+      expect(html).toContain(`<td>${run.amplification.toFixed(2)}</td>`);
+      expect(html).toContain(`<td>${(run.successRate * 100).toFixed(1)}%</td>`);
+    }
+  });
+
+  it("labels lines with the client count when runs share a strategy", async () => {
+    const several = simulate({
+      scenario: "outage",
+      strategies: ["fixed", "exponential"],
+      clients: [50, 100],
+      duration: 20_000,
+      outage: { start: 5_000, length: 5_000 },
+      seed: 3,
+    });
+    const [concurrency] = await writeReport(several, tempDir());
+    expect(legend(read(concurrency as string))).toEqual(
+      expect.arrayContaining([
+        "fixed (50 clients)",
+        "exponential (50 clients)",
+        "fixed (100 clients)",
+        "exponential (100 clients)",
+      ]),
+    );
+  });
+});
+
+describe("writeReport, other scenarios", () => {
+  it("charts writes and completion time against clients for contention", async () => {
+    const result = simulate({
+      scenario: "contention",
+      clients: [5, 10],
+      strategies: ["no-backoff", "full-jitter"],
+      seed: 1,
+    });
+    const paths = await writeReport(result, tempDir());
+    expect(paths.map((p) => basename(p))).toEqual([
+      "contention-work.svg",
+      "contention-completion.svg",
+      "index.html",
+    ]);
+    const yTitles = ["writes", "mean completion time (ms)"];
+    paths.slice(0, 2).forEach((path, i) => {
+      const svg = read(path);
+      expectSvg(svg);
+      expect(texts(svg)).toEqual(expect.arrayContaining(["clients", yTitles[i]]));
+      expect(legend(svg)).toEqual(expect.arrayContaining(["no-backoff", "full-jitter"]));
+      expect(shade(svg)).toBeNull();
+    });
+    const html = read(paths[2] as string);
+    expectPage(html, paths.slice(0, 2), ["no-backoff", "full-jitter"]);
+    expect(html).not.toContain("recovered");
+    expect(html).not.toContain("peak concurrency");
+    expect(html).toContain('<th scope="col">writes</th>');
+  });
+
+  it("charts attempts per request and server work against failure probability for amplification", async () => {
+    const result = simulate({
+      scenario: "amplification",
+      failureProbability: [0, 0.5, 1],
+      duration: 5_000,
+      seed: 1,
+    });
+    const paths = await writeReport(result, tempDir());
+    expect(paths.map((p) => basename(p))).toEqual([
+      "amplification-attempts.svg",
+      "amplification-work.svg",
+      "index.html",
+    ]);
+    const yTitles = ["attempts per request", "requests handled by the server"];
+    paths.slice(0, 2).forEach((path, i) => {
+      const svg = read(path);
+      expectSvg(svg);
+      expect(texts(svg)).toEqual(expect.arrayContaining(["failure probability", yTitles[i]]));
+      expect(legend(svg)).toEqual(expect.arrayContaining(["no-retries", "3-retries"]));
+    });
+    const html = read(paths[2] as string);
+    expectPage(html, paths.slice(0, 2), ["no-retries", "3-retries"]);
+    expect(html).toContain('<th scope="col">failure probability</th>');
+    expect(html).toContain("<td>0.5</td>");
+  });
+});
+
+describe("escapeHtml", () => {
+  it("escapes the characters that matter in content and attributes", () => {
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe(
+      "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;",
+    );
+  });
+});
+
+describe("without vega", () => {
+  afterEach(() => {
+    vi.doUnmock("vega");
+    vi.resetModules();
+  });
+
+  it("says how to install the optional packages", async () => {
+    vi.resetModules();
+    vi.doMock("vega", () => {
+      throw new Error("Cannot find package 'vega'");
+    });
+    const { writeReport: write } = await import("../src/cli/report.js");
+    const result = simulate({ scenario: "amplification", failureProbability: [0], duration: 1_000 });
+    await expect(write(result, tempDir())).rejects.toThrow(
+      "--report needs the optional packages vega and vega-lite: npm install vega vega-lite",
+    );
+  });
+});
