@@ -15,7 +15,8 @@ type VegaLite = typeof import("vega-lite");
 
 const MISSING = "--report needs the optional packages vega and vega-lite: npm install vega vega-lite";
 
-async function load(): Promise<{ vega: Vega; vegaLite: VegaLite }> {
+/** Loads the charting packages, or fails with a message saying how to install them. */
+export async function load(): Promise<{ vega: Vega; vegaLite: VegaLite }> {
   try {
     const [vega, vegaLite] = await Promise.all([import("vega"), import("vega-lite")]);
     return { vega, vegaLite };

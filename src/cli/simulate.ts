@@ -224,6 +224,15 @@ export async function runSimulate(
     out.write(SIMULATE_HELP);
     return 0;
   }
+  // Check before a long run that --report can be written.
+  const reporting = report === undefined ? undefined : await import("./report.js");
+  if (reporting !== undefined) {
+    try {
+      await reporting.load();
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
   const bar = progressBar();
   const result = simulate({
     ...options,
@@ -236,9 +245,8 @@ export async function runSimulate(
   } else {
     out.write(`${describeRun(result)}\n\n${table(result)}\n`);
   }
-  if (report !== undefined) {
-    const { writeReport } = await import("./report.js");
-    const files = await writeReport(result, report);
+  if (reporting !== undefined && report !== undefined) {
+    const files = await reporting.writeReport(result, report);
     process.stderr.write(`wrote ${files.join(", ")}\n`);
   }
   return 0;
