@@ -111,17 +111,24 @@ export class RetryCall<T> {
 
   /** Makes the first attempt. */
   begin(): void {
+    if (this.#listen()) this.#attemptNow();
+  }
+
+  /**
+   * Starts listening to the caller's signal (once per call). False, with the call ended, when it has
+   * aborted already.
+   */
+  #listen(): boolean {
     const signal = this.#options.signal;
-    if (signal !== undefined) {
-      if (signal.aborted) {
-        this.#finish();
-        this.#reject(signal.reason);
-        return;
-      }
-      signal.addEventListener("abort", this.#onAbort);
-      this.#listening = true;
+    if (signal === undefined || this.#listening) return true;
+    if (signal.aborted) {
+      this.#finish();
+      this.#reject(signal.reason);
+      return false;
     }
-    this.#attemptNow();
+    signal.addEventListener("abort", this.#onAbort);
+    this.#listening = true;
+    return true;
   }
 
   /** Goes on from a first attempt that failed with `error` (run outside, with no timeout and no signal). */
@@ -256,16 +263,7 @@ export class RetryCall<T> {
       safely(options, "onRetry", () => onRetry(event));
     }
     // A callback may have aborted the caller's signal: stop before sleeping.
-    if (this.#done) return;
-    if (signal !== undefined && !this.#listening) {
-      if (signal.aborted) {
-        this.#finish();
-        this.#reject(signal.reason);
-        return;
-      }
-      signal.addEventListener("abort", this.#onAbort);
-      this.#listening = true;
-    }
+    if (this.#done || !this.#listen()) return;
     this.#cancelTimer = clock.setTimer(delay, this.#wake);
   }
 
