@@ -143,7 +143,7 @@ export class RetryCall<T> {
     const attempt = new Attempt(this.#retries, options.timeout, elapsed);
     this.#attempt = attempt;
     if (options.timeout !== Number.POSITIVE_INFINITY) {
-      this.#cancelTimer = options.clock.setTimer(options.timeout, () => this.#timedOut(attempt));
+      this.#cancelTimer = options.clock.setTimer(options.timeout, this.#onTimeout);
     }
     let result: T | PromiseLike<T>;
     try {
@@ -176,8 +176,15 @@ export class RetryCall<T> {
     return true;
   }
 
-  #timedOut(attempt: Attempt): void {
+  // The timeout timer is cancelled whenever an attempt ends, so when it fires, the attempt in progress is
+  // the one it was set for: one callback serves every attempt of the call.
+  readonly #onTimeout = (): void => {
     this.#cancelTimer = undefined;
+    const attempt = this.#attempt;
+    if (attempt !== undefined) this.#timedOut(attempt);
+  };
+
+  #timedOut(attempt: Attempt): void {
     if (!this.#end(attempt)) return;
     // Made in a timer callback, where a stack says nothing about the caller: none is captured.
     const timeout = this.#options.timeout;

@@ -3,12 +3,30 @@
  * answers, the retry loop's callbacks run at once, inside the engine's event, instead of in a microtask
  * after it. It chains like a promise (`then` returns a new `Outcome`, adopting any thenable a callback
  * returns), so an operation of several calls (read, then write) reads as it would with promises.
+ *
+ * Thousands of outcomes can wait at once in an overloaded simulated server, so a waiting outcome keeps its
+ * first reaction in fields of its own rather than in a list of closures.
  */
-type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+const PENDING = 0;
+const FULFILLED = 1;
+const REJECTED = 2;
+
+type Handler = ((value: never) => unknown) | null | undefined;
+
+interface Reaction {
+  readonly onFulfilled: Handler;
+  readonly onRejected: Handler;
+  readonly next: Outcome<unknown>;
+}
 
 export class Outcome<T> implements PromiseLike<T> {
-  #settled: Settled<T> | undefined;
-  #waiting: ((settled: Settled<T>) => void)[] | undefined;
+  #state: typeof PENDING | typeof FULFILLED | typeof REJECTED = PENDING;
+  #result: unknown;
+  // The first reaction, inline; any further ones in a list.
+  #onFulfilled: Handler;
+  #onRejected: Handler;
+  #next: Outcome<unknown> | undefined;
+  #more: Reaction[] | undefined;
 
   /** An outcome settled with `value` already. */
   static of<T>(value: T): Outcome<T> {
@@ -18,32 +36,32 @@ export class Outcome<T> implements PromiseLike<T> {
   }
 
   get settled(): boolean {
-    return this.#settled !== undefined;
+    return this.#state !== PENDING;
   }
 
   resolve(value: T): void {
-    this.#settle({ ok: true, value });
+    this.#settle(FULFILLED, value);
   }
 
   reject(error: unknown): void {
-    this.#settle({ ok: false, error });
+    this.#settle(REJECTED, error);
   }
 
-  #settle(settled: Settled<T>): void {
-    if (this.#settled !== undefined) return;
-    this.#settled = settled;
-    const waiting = this.#waiting;
-    this.#waiting = undefined;
-    if (waiting !== undefined) for (const callback of waiting) callback(settled);
-  }
-
-  #listen(callback: (settled: Settled<T>) => void): void {
-    if (this.#settled !== undefined) {
-      callback(this.#settled);
-      return;
-    }
-    if (this.#waiting === undefined) this.#waiting = [callback];
-    else this.#waiting.push(callback);
+  #settle(state: typeof FULFILLED | typeof REJECTED, result: unknown): void {
+    if (this.#state !== PENDING) return;
+    this.#state = state;
+    this.#result = result;
+    const next = this.#next;
+    if (next === undefined) return;
+    const onFulfilled = this.#onFulfilled;
+    const onRejected = this.#onRejected;
+    const more = this.#more;
+    this.#onFulfilled = undefined;
+    this.#onRejected = undefined;
+    this.#next = undefined;
+    this.#more = undefined;
+    react(state, result, onFulfilled, onRejected, next);
+    if (more !== undefined) for (const r of more) react(state, result, r.onFulfilled, r.onRejected, r.next);
   }
 
   // biome-ignore lint/suspicious/noThenProperty: an Outcome is a thenable by design, so the retry loop can treat it as a promise
@@ -52,35 +70,65 @@ export class Outcome<T> implements PromiseLike<T> {
     onRejected?: ((error: unknown) => B | PromiseLike<B>) | null,
   ): Outcome<A | B> {
     const next = new Outcome<A | B>();
-    this.#listen((settled) => {
-      const handler = settled.ok ? onFulfilled : onRejected;
-      if (handler == null) {
-        if (settled.ok) next.resolve(settled.value as unknown as A);
-        else next.reject(settled.error);
-        return;
-      }
-      let result: A | B | PromiseLike<A | B>;
-      try {
-        result = settled.ok
-          ? (handler as (value: T) => A | PromiseLike<A>)(settled.value)
-          : (handler as (error: unknown) => B | PromiseLike<B>)(settled.error);
-      } catch (error) {
-        next.reject(error);
-        return;
-      }
-      if (
-        result !== null &&
-        typeof result === "object" &&
-        typeof (result as PromiseLike<A | B>).then === "function"
-      ) {
-        (result as PromiseLike<A | B>).then(
-          (value) => next.resolve(value),
-          (error: unknown) => next.reject(error),
-        );
-      } else {
-        next.resolve(result as A | B);
-      }
-    });
+    if (this.#state !== PENDING) {
+      react(
+        this.#state,
+        this.#result,
+        onFulfilled as Handler,
+        onRejected as Handler,
+        next as Outcome<unknown>,
+      );
+    } else if (this.#next === undefined) {
+      this.#onFulfilled = onFulfilled as Handler;
+      this.#onRejected = onRejected as Handler;
+      this.#next = next as Outcome<unknown>;
+    } else {
+      const reaction = {
+        onFulfilled: onFulfilled as Handler,
+        onRejected: onRejected as Handler,
+        next: next as Outcome<unknown>,
+      };
+      if (this.#more === undefined) this.#more = [reaction];
+      else this.#more.push(reaction);
+    }
     return next;
+  }
+}
+
+/** Runs one reaction to a settled outcome and settles `next` with what it gives. */
+function react(
+  state: typeof FULFILLED | typeof REJECTED,
+  result: unknown,
+  onFulfilled: Handler,
+  onRejected: Handler,
+  next: Outcome<unknown>,
+): void {
+  const handler = (state === FULFILLED ? onFulfilled : onRejected) as
+    | ((value: unknown) => unknown)
+    | null
+    | undefined;
+  if (handler == null) {
+    if (state === FULFILLED) next.resolve(result);
+    else next.reject(result);
+    return;
+  }
+  let value: unknown;
+  try {
+    value = handler(result);
+  } catch (error) {
+    next.reject(error);
+    return;
+  }
+  if (
+    value !== null &&
+    typeof value === "object" &&
+    typeof (value as PromiseLike<unknown>).then === "function"
+  ) {
+    (value as PromiseLike<unknown>).then(
+      (v) => next.resolve(v),
+      (e: unknown) => next.reject(e),
+    );
+  } else {
+    next.resolve(value);
   }
 }
