@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { OptionError } from "../src/core/errors.js";
 import { recovery } from "../src/sim/metrics.js";
@@ -95,6 +96,42 @@ describe("simulate", () => {
       seed: 4,
     });
     expect(runs[0]?.seeds).toEqual([4, 5, 6]);
+  });
+
+  it("every logical request ends at most once: a closed-loop client never has two in flight", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom("fixed", "exponential", "robustly", "p-retry", "cockatiel"),
+        fc.constantFrom<"latency" | "flaky" | "capacity">("latency", "flaky", "capacity"),
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 1, max: 1000 }),
+        fc.integer({ min: 50, max: 3000 }),
+        (strategy, server, clients, seed, timeout) => {
+          const { runs } = simulate({
+            strategies: [strategy],
+            server,
+            clients: [clients],
+            seed,
+            timeout,
+            think: 2000,
+            duration: 30_000,
+            outage: { start: 5000, length: 5000 },
+            flakyServer: { failureProbability: 0.3 },
+            capacityServer: { capacity: 50 },
+          });
+          const run = runs[0];
+          if (run === undefined) throw new Error("no run");
+          expect(run.unfinished).toBeGreaterThanOrEqual(0);
+          expect(run.unfinished).toBeLessThanOrEqual(clients);
+          expect(run.attempts).toBeGreaterThanOrEqual(run.logicalRequests);
+          for (const second of run.series) {
+            expect(second.concurrency).toBeGreaterThanOrEqual(0);
+            expect(second.successes + second.errors + second.timeouts).toBeLessThanOrEqual(run.attempts);
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 
   it("a bad option fails at once, naming it and what is allowed", () => {
