@@ -19,6 +19,16 @@ export type {
   SlottedOptions,
 } from "./backoff/index.js";
 export { backoff, fib } from "./backoff/index.js";
+export {
+  type BackoffConfig,
+  backoffFromConfig,
+  fromConfig,
+  type JitterConfig,
+  jitterFromConfig,
+  type PolicyConfig,
+  parseTime,
+  type RetryConfig,
+} from "./config/from-config.js";
 export { type CancelTimer, type Clock, MAX_TIMER_DELAY, sleep, systemClock } from "./core/clock.js";
 export { OptionError, PermanentError, RetryableResultError, TimeoutError } from "./core/errors.js";
 export { type Random, seededRandom, systemRandom } from "./core/random.js";
