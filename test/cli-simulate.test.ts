@@ -103,7 +103,7 @@ describe("robustly simulate", () => {
         ["simulate", "--duration", "5 minutes"],
         "robustly: --duration must be a duration such as 1.5s, 200ms or 2m",
       ],
-      [["fly"], 'robustly: unknown command "fly"; the commands are simulate, schedule, serve, load'],
+      [["fly"], 'robustly: unknown command "fly"; the commands are simulate, schedule, run, serve, load'],
     ];
     for (const [args, message] of cases) {
       const run = robustly(...args);

@@ -7,6 +7,7 @@ import { UsageError } from "./args.js";
 const COMMANDS = {
   simulate: "compare retry strategies against a simulated struggling server (virtual time)",
   schedule: "show the delays a retry policy sleeps, and seed 001's total delays",
+  run: "run a command and retry it by a policy when it fails",
   serve: "run seed 002's slow-under-load server over HTTP on 127.0.0.1",
   load: "run real clients that retry against a server, printing ok/error/timeout rates",
 } as const;
@@ -33,6 +34,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return (await import("./simulate.js")).runSimulate(rest);
     case "schedule":
       return (await import("./schedule.js")).runSchedule(rest);
+    case "run":
+      return (await import("./run.js")).runRun(rest);
     case "serve":
       return (await import("./serve.js")).runServe(rest);
     case "load":

@@ -1,0 +1,247 @@
+/**
+ * `robustly run -- COMMAND [ARGS...]`: runs a command and retries it by a policy when it fails.
+ *
+ * The command runs in a process group of its own (as coreutils' `timeout` runs it), so that a timeout
+ * or a signal reaches every process it started: SIGTERM to the group, then SIGKILL after a grace period.
+ * An attempt starts only once the previous one's processes are gone.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { constants } from "node:os";
+import { parseArgs } from "node:util";
+import { TimeoutError } from "../core/errors.js";
+import { retry } from "../retry/retry.js";
+import { duration, integer, list, UsageError } from "./args.js";
+import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
+import { human } from "./schedule.js";
+
+export const RUN_HELP = `robustly run: run a command, and retry it when it fails
+
+Usage: robustly run [policy flags | --config FILE] [options] -- COMMAND [ARGS...]
+
+  --retry-on-exit CODES  exit codes to retry, e.g. 1,75 (default: any non-zero)
+  --grace T              after a timeout or a signal, SIGKILL this long after SIGTERM (default 5s)
+  --shell                run COMMAND through /bin/sh -c (default: no shell)
+  --quiet                no status lines on stderr
+  -h, --help             this help
+
+The command's stdin, stdout and stderr pass through; robustly adds one status line per failed attempt
+on stderr. The exit code is the last attempt's: its own code, 128 + N if signal N ended it, 124 if its
+timeout ended it, 127 if the command could not be started. Ctrl-C (SIGINT) or SIGTERM stops retrying
+and is passed on to the command. The command runs in a process group of its own, so a timeout ends
+every process it started; from a terminal it cannot read the keyboard (as with timeout(1)).
+
+${POLICY_HELP}`;
+
+/** A command attempt that exited unsuccessfully. */
+export class ExitError extends Error {
+  override readonly name = "ExitError";
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  constructor(code: number | null, signal: NodeJS.Signals | null) {
+    super(signal === null ? `exit ${code}` : `killed by ${signal}`);
+    this.code = code;
+    this.signal = signal;
+  }
+  /** The exit status a shell would report. */
+  get status(): number {
+    if (this.signal !== null) return 128 + (constants.signals[this.signal] ?? 0);
+    return this.code ?? 1;
+  }
+}
+
+/** The command could not be started (not found, not executable). Never retried. */
+export class SpawnError extends Error {
+  override readonly name = "SpawnError";
+}
+
+interface Running {
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+
+/** Sends `signal` to the process group of `child`; false when the group is gone. */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals | 0): boolean {
+  if (child.pid === undefined) return false;
+  try {
+    // The group outlives its leader when the command left background processes behind.
+    process.kill(-child.pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Sends `signal` (SIGTERM by default) to the command's process group, then SIGKILL after `grace` ms to
+ * whatever is left of the group, even after the command itself has exited.
+ */
+function stop(running: Running, grace: number, signal: NodeJS.Signals = "SIGTERM"): void {
+  signalGroup(running.child, signal);
+  const timer = setTimeout(() => signalGroup(running.child, "SIGKILL"), grace);
+  running.exited.then(() => {
+    // Nothing left in the group: no need to wait out the grace period.
+    if (!signalGroup(running.child, 0)) clearTimeout(timer);
+  });
+}
+
+/** Runs `robustly run` with `argv`; resolves with the exit status. */
+export async function runRun(
+  argv: readonly string[],
+  stderr: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\nRun robustly run --help for the options.`);
+  }
+  const v = parsed.values;
+  if (v.help === true) {
+    process.stdout.write(RUN_HELP);
+    return 0;
+  }
+  const command = parsed.positionals;
+  if (command.length === 0)
+    throw new UsageError("robustly run needs a command after --, e.g. robustly run -- curl -f URL");
+  const options = policyOptions(v);
+  const grace = v.grace === undefined ? 5000 : duration("grace", v.grace);
+  const retryCodes =
+    v["retry-on-exit"] === undefined
+      ? undefined
+      : list("retry-on-exit", v["retry-on-exit"], (c) => integer("retry-on-exit", c, 1));
+  const quiet = v.quiet === true;
+  const [file, ...args] = v.shell === true ? ["/bin/sh", "-c", command.join(" ")] : command;
+
+  const controller = new AbortController();
+  let current: Running | undefined;
+  let previous: Promise<void> = Promise.resolve();
+  let received: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    received ??= signal;
+    // The command gets the signal itself (then SIGKILL after the grace period), before the abort below
+    // ends the attempt, whose own abort handling would send SIGTERM instead.
+    if (current !== undefined) stop(current, grace, signal);
+    controller.abort(new Error(`received ${signal}`));
+  };
+  const onInt = () => onSignal("SIGINT");
+  const onTerm = () => onSignal("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+
+  const limit =
+    options.maxRetries === undefined
+      ? 3
+      : options.maxRetries < 0
+        ? Number.POSITIVE_INFINITY
+        : options.maxRetries;
+  const of = limit === Number.POSITIVE_INFINITY ? "∞" : String(limit + 1);
+  const describe = (error: unknown) =>
+    error instanceof TimeoutError
+      ? `timed out after ${human(error.timeout)}`
+      : error instanceof ExitError
+        ? error.message
+        : String((error as Error).message ?? error);
+  const say = (line: string) => {
+    if (!quiet) stderr.write(`robustly: ${line}\n`);
+  };
+
+  const retryable = (error: unknown): boolean => {
+    if (error instanceof SpawnError) return false;
+    if (error instanceof ExitError && retryCodes !== undefined) {
+      return error.code !== null && retryCodes.includes(error.code);
+    }
+    return true;
+  };
+
+  let last: unknown;
+  try {
+    await retry(
+      async (ctx) => {
+        // Never two attempts at once: wait until the previous attempt's processes are gone. This
+        // attempt's timeout may run out meanwhile; then it must not start anything.
+        await previous;
+        if (controller.signal.aborted) throw controller.signal.reason;
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        let child: ChildProcess;
+        try {
+          child = spawn(file as string, args, { stdio: "inherit", detached: true });
+        } catch (error) {
+          throw new SpawnError((error as Error).message);
+        }
+        const outcome = new Promise<void>((resolve, reject) => {
+          child.once("error", (error) => reject(new SpawnError(`cannot run ${file}: ${error.message}`)));
+          child.once("exit", (code, signal) => {
+            if (code === 0) resolve();
+            else reject(new ExitError(code, signal));
+          });
+        });
+        const exited = new Promise<void>((resolve) => {
+          child.once("exit", () => resolve());
+          child.once("error", () => resolve());
+        });
+        const running: Running = { child, exited };
+        current = running;
+        previous = exited;
+        // A timeout ends the attempt with SIGTERM; a signal robustly received was passed on already.
+        const onAbort = () => {
+          if (received === undefined) stop(running, grace);
+        };
+        ctx.signal.addEventListener("abort", onAbort, { once: true });
+        try {
+          await outcome;
+        } finally {
+          ctx.signal.removeEventListener("abort", onAbort);
+          if (current === running) current = undefined;
+        }
+      },
+      {
+        ...options,
+        signal: controller.signal,
+        retryOn: retryable,
+        onError: (error, retries) => {
+          last = error;
+          if (controller.signal.aborted) return;
+          const willRetry = retries < limit && retryable(error);
+          if (!willRetry) say(`attempt ${retries + 1}/${of} failed (${describe(error)}); giving up`);
+        },
+        onRetry: ({ error, retries, delay }) => {
+          say(`attempt ${retries + 1}/${of} failed (${describe(error)}); retrying in ${human(delay)}`);
+        },
+      },
+    );
+    return 0;
+  } catch (error) {
+    const failure = received !== undefined ? last : error;
+    await previous;
+    if (received !== undefined) {
+      return last instanceof ExitError ? last.status : 128 + (constants.signals[received] ?? 0);
+    }
+    if (failure instanceof ExitError) return failure.status;
+    if (failure instanceof TimeoutError) return 124;
+    if (failure instanceof SpawnError) {
+      // The status line said it already, unless --quiet silenced it.
+      if (quiet) stderr.write(`robustly: ${failure.message}\n`);
+      return 127;
+    }
+    throw failure;
+  } finally {
+    process.off("SIGINT", onInt);
+    process.off("SIGTERM", onTerm);
+  }
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: true,
+    options: {
+      ...POLICY_FLAGS,
+      "retry-on-exit": { type: "string" },
+      grace: { type: "string" },
+      shell: { type: "boolean" },
+      quiet: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
