@@ -117,6 +117,16 @@ describe("robustly simulate", () => {
     expect(unknown.stderr).toContain("robustly simulate --help");
   });
 
+  it("robustly --version prints the package's version; robustly --help lists the commands", () => {
+    const version = robustly("--version");
+    expect(version.status).toBe(0);
+    expect(version.stdout).toMatch(/^robustly \d+\.\d+\.\d+\n$/);
+    const help = robustly("--help");
+    expect(help.status).toBe(0);
+    for (const command of ["simulate", "schedule", "run", "serve", "load"])
+      expect(help.stdout).toContain(`  ${command} `);
+  });
+
   it("--help lists the options and every scenario's strategies", () => {
     const run = robustly("simulate", "--help");
     expect(run.status).toBe(0);

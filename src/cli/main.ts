@@ -2,7 +2,16 @@
 /**
  * The `robustly` command: `simulate` (the default job), `serve` and `load`.
  */
+import { readFileSync } from "node:fs";
 import { UsageError } from "./args.js";
+
+/** The package's version, read from its package.json (two folders up, from src/cli or dist/cli). */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
 
 const COMMANDS = {
   simulate: "compare retry strategies against a simulated struggling server (virtual time)",
@@ -20,11 +29,15 @@ ${Object.entries(COMMANDS)
   .map(([name, what]) => `  ${name.padEnd(10)} ${what}`)
   .join("\n")}
 
-robustly <command> --help lists a command's options.
+robustly <command> --help lists a command's options; robustly --version prints the version.
 `;
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === "--version" || command === "-v") {
+    process.stdout.write(`robustly ${version()}\n`);
+    return 0;
+  }
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
     process.stdout.write(HELP);
     return command === undefined ? 2 : 0;
