@@ -1,4 +1,368 @@
-// Placeholder, replaced by the real command.
-export async function runLoad(_argv: readonly string[]): Promise<number> {
-  throw new Error("robustly load is not built yet");
+/**
+ * `robustly load`: seed 002's client for real. N clients each wait an exponentially distributed think time,
+ * then make one request through robustly's own `retry` with a named policy and a per-attempt timeout, and
+ * start over. Every attempt is an HTTP GET to a loopback URL. It counts successful attempts, failed ones
+ * and timed-out ones, and prints their rates every interval, as the seed's client does.
+ */
+import { setMaxListeners } from "node:events";
+import { parseArgs } from "node:util";
+import { OptionError, TimeoutError } from "../core/errors.js";
+import { type Random, systemRandom } from "../core/random.js";
+import type { RetryOptions, RetryPolicy } from "../policy/options.js";
+import { retry } from "../retry/retry.js";
+import { OUTAGE_STRATEGIES } from "../sim/strategies.js";
+import { duration, integer, oneOf, UsageError } from "./args.js";
+import { isLoopback } from "./serve.js";
+
+/** The most clients one load generator runs. */
+export const MAX_CLIENTS = 10_000;
+
+const STRATEGY_NAMES = OUTAGE_STRATEGIES.map((s) => s.name);
+
+export const LOAD_HELP = `robustly load: seed 002's clients, for real, retrying with robustly
+
+Usage: robustly load [options]
+
+  --url URL        the server, on a loopback address (default http://127.0.0.1:8070/)
+  --clients N      clients, 1 to ${MAX_CLIENTS} (default 1000)
+  --strategy NAME  retry policy (default fixed): ${STRATEGY_NAMES.join(", ")}
+  --think D        mean think time between a client's requests (bare numbers in s; default 10s)
+  --timeout D      per-attempt timeout (bare numbers in ms; default 2s)
+  --duration D     stop after this long (bare numbers in s; default: run until SIGINT or SIGTERM)
+  --interval D     how often to print the rates (bare numbers in s; default 5s)
+  -h, --help       this help
+
+Strategies:
+${OUTAGE_STRATEGIES.map((s) => `  ${s.name.padEnd(20)} ${s.description}`).join("\n")}
+
+Every interval it prints the attempts per second that succeeded (OK), failed (errors) and timed out.
+`;
+
+/** What `startLoad` takes. Times are in ms. */
+export interface LoadOptions {
+  /** The server's URL, on a loopback address. */
+  url: string;
+  /** 1 to 10,000. Default 1000. */
+  clients?: number;
+  /** A named strategy of `OUTAGE_STRATEGIES` (default "fixed"), or a policy of your own. */
+  strategy?: string;
+  /** A retry policy; overrides `strategy`. */
+  policy?: RetryPolicy;
+  /** Mean think time. Default 10,000. */
+  think?: number;
+  /** Per-attempt timeout. Default 2000. */
+  timeout?: number;
+  /** Randomness for think times and jitter. Default `Math.random`. */
+  random?: Random;
+}
+
+/** Attempts so far, by outcome, and the calls in flight now. */
+export interface Counts {
+  /** Attempts that succeeded. */
+  ok: number;
+  /** Attempts that failed, timeouts not included. */
+  errors: number;
+  /** Attempts that hit the per-attempt timeout. */
+  timedOut: number;
+  /** Logical requests started (a request is one `retry` call, however many attempts it takes). */
+  requests: number;
+  /** Requests in progress now (attempting or backing off). */
+  inFlight: number;
+}
+
+export interface Summary extends Counts {
+  /** How long the load ran, ms. */
+  elapsed: number;
+}
+
+export interface RunningLoad {
+  /** The counts so far (cumulative). */
+  snapshot(): Counts;
+  /** Aborts every call in flight, clears every timer, waits for every client to end. */
+  stop(): Promise<Summary>;
+}
+
+/** An answer outside 2xx. */
+export class HttpStatusError extends Error {
+  override readonly name = "HttpStatusError";
+  readonly status: number;
+  constructor(status: number) {
+    super(`the server answered ${status}`);
+    this.status = status;
+  }
+}
+
+/** The loopback URL in `text`, or undefined when it is not an http(s) URL on a loopback address. */
+export function loopbackUrl(text: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  return isLoopback(url.hostname) ? url : undefined;
+}
+
+function policyFor(name: string): RetryPolicy | undefined {
+  return OUTAGE_STRATEGIES.find((s) => s.name === name)?.policy;
+}
+
+interface Resolved {
+  url: string;
+  clients: number;
+  policy: RetryPolicy;
+  think: number;
+  timeout: number;
+  random: Random;
+}
+
+function resolveLoadOptions(o: LoadOptions): Resolved {
+  const url = typeof o?.url === "string" ? loopbackUrl(o.url) : undefined;
+  if (url === undefined)
+    throw new OptionError(
+      "url",
+      o?.url,
+      "an http:// URL on a loopback address (127.x.x.x, [::1], localhost)",
+    );
+  const clients = o.clients ?? 1000;
+  if (!(Number.isInteger(clients) && clients >= 1 && clients <= MAX_CLIENTS))
+    throw new OptionError("clients", clients, `an integer in [1, ${MAX_CLIENTS}]`);
+  let policy = o.policy;
+  if (policy === undefined) {
+    const name = o.strategy ?? "fixed";
+    policy = policyFor(name);
+    if (policy === undefined) throw new OptionError("strategy", name, `one of ${STRATEGY_NAMES.join(", ")}`);
+  } else if (typeof policy !== "object" || policy === null) {
+    throw new OptionError("policy", policy, "a retry policy object");
+  }
+  const think = o.think ?? 10_000;
+  if (!(Number.isFinite(think) && think > 0 && think <= 86_400_000))
+    throw new OptionError("think", think, "a number of ms in (0, 86400000]");
+  const timeout = o.timeout ?? 2000;
+  if (!(Number.isFinite(timeout) && timeout > 0 && timeout <= 3_600_000))
+    throw new OptionError("timeout", timeout, "a number of ms in (0, 3600000]");
+  const random = o.random ?? systemRandom;
+  if (typeof random !== "function") throw new OptionError("random", random, "a function returning [0, 1)");
+  return { url: url.href, clients, policy, think, timeout, random };
+}
+
+/** Starts the clients at once; each begins with a think time. */
+export function startLoad(options: LoadOptions): RunningLoad {
+  const o = resolveLoadOptions(options);
+  const controller = new AbortController();
+  const signal = controller.signal;
+  // Every call and every think time listens on this one signal.
+  setMaxListeners(0, signal);
+  const started = performance.now();
+  let stoppedAt: number | undefined;
+  const counts: Counts = { ok: 0, errors: 0, timedOut: 0, requests: 0, inFlight: 0 };
+
+  const retryOptions: RetryOptions<void> = {
+    ...o.policy,
+    timeout: o.timeout,
+    signal,
+    random: o.random,
+    onSuccess: () => {
+      counts.ok += 1;
+    },
+    onError: (error) => {
+      // The stop's abort is no attempt's outcome.
+      if (signal.aborted) return;
+      if (error instanceof TimeoutError) counts.timedOut += 1;
+      else counts.errors += 1;
+    },
+  };
+
+  const attempt = async ({ signal: attemptSignal }: { signal: AbortSignal }): Promise<void> => {
+    const response = await fetch(o.url, { signal: attemptSignal });
+    // Read the body, so the connection can be reused.
+    await response.arrayBuffer();
+    if (!response.ok) throw new HttpStatusError(response.status);
+  };
+
+  const think = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (signal.aborted) {
+        resolve();
+        return;
+      }
+      const ms = -Math.log(1 - o.random()) * o.think;
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done);
+    });
+
+  const client = async (): Promise<void> => {
+    while (!signal.aborted) {
+      await think();
+      if (signal.aborted) return;
+      counts.requests += 1;
+      counts.inFlight += 1;
+      try {
+        await retry(attempt, retryOptions);
+      } catch {
+        // Gave up (a policy with a retry limit) or stopped: either way, on to the next request.
+      } finally {
+        counts.inFlight -= 1;
+      }
+    }
+  };
+
+  const clients = Array.from({ length: o.clients }, client);
+  let stopping: Promise<Summary> | undefined;
+  return {
+    snapshot: () => ({ ...counts }),
+    stop() {
+      stopping ??= (async () => {
+        controller.abort(new Error("the load was stopped"));
+        await Promise.all(clients);
+        stoppedAt ??= performance.now();
+        return { ...counts, elapsed: stoppedAt - started };
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** `OK: 98.00 req/sec, errors: 0.00 req/sec, timedout: 0.00 req/sec`, as the seed's client prints. */
+export function rateLine(from: Counts, to: Counts, ms: number): string {
+  const rate = (n: number) => (ms > 0 ? (n * 1000) / ms : 0).toFixed(2);
+  return `OK: ${rate(to.ok - from.ok)} req/sec, errors: ${rate(to.errors - from.errors)} req/sec, timedout: ${rate(to.timedOut - from.timedOut)} req/sec`;
+}
+
+function parse(argv: readonly string[]) {
+  const text = { type: "string" } as const;
+  try {
+    return parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        url: text,
+        clients: text,
+        strategy: text,
+        think: text,
+        timeout: text,
+        duration: text,
+        interval: text,
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\nRun robustly load --help for the options.`);
+  }
+}
+
+/** Turns the command line into `startLoad` options. Throws a UsageError naming the flag. */
+export function loadOptions(argv: readonly string[]): {
+  options: LoadOptions;
+  duration: number | undefined;
+  interval: number;
+  help: boolean;
+} {
+  const v = parse(argv).values;
+  const url = v.url ?? "http://127.0.0.1:8070/";
+  if (loopbackUrl(url) === undefined) {
+    throw new UsageError(
+      `--url must be an http:// URL on a loopback address (127.x.x.x, [::1] or localhost): the load is for local servers only; got "${url}"`,
+    );
+  }
+  const options: LoadOptions = { url };
+  if (v.clients !== undefined) {
+    options.clients = integer("clients", v.clients, 1);
+    if (options.clients > MAX_CLIENTS)
+      throw new UsageError(`--clients must be an integer in [1, ${MAX_CLIENTS}]; got "${v.clients}"`);
+  }
+  if (v.strategy !== undefined) options.strategy = oneOf("strategy", v.strategy, STRATEGY_NAMES);
+  const within = (flag: string, raw: string, ms: number, min: number, max: number, allowed: string) => {
+    if (!(ms >= min && ms <= max)) throw new UsageError(`--${flag} must be ${allowed}; got "${raw}"`);
+    return ms;
+  };
+  if (v.think !== undefined)
+    options.think = within(
+      "think",
+      v.think,
+      duration("think", v.think, "s"),
+      1,
+      86_400_000,
+      "between 1ms and 24h",
+    );
+  if (v.timeout !== undefined)
+    options.timeout = within(
+      "timeout",
+      v.timeout,
+      duration("timeout", v.timeout, "ms"),
+      1,
+      3_600_000,
+      "between 1ms and 1h",
+    );
+  const runFor =
+    v.duration === undefined
+      ? undefined
+      : within(
+          "duration",
+          v.duration,
+          duration("duration", v.duration, "s"),
+          1,
+          2_147_483_647,
+          "between 1ms and 24 days",
+        );
+  const interval =
+    v.interval === undefined
+      ? 5000
+      : within(
+          "interval",
+          v.interval,
+          duration("interval", v.interval, "s"),
+          100,
+          86_400_000,
+          "between 100ms and 24h",
+        );
+  return { options, duration: runFor, interval, help: v.help === true };
+}
+
+/** Runs `robustly load` until --duration or SIGINT/SIGTERM. Returns the exit status. */
+export async function runLoad(
+  argv: readonly string[],
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
+  const { options, duration: runFor, interval, help } = loadOptions(argv);
+  if (help) {
+    out.write(LOAD_HELP);
+    return 0;
+  }
+  const load = startLoad(options);
+  let last = load.snapshot();
+  let lastAt = performance.now();
+  const printer = setInterval(() => {
+    const now = performance.now();
+    const counts = load.snapshot();
+    out.write(`${rateLine(last, counts, now - lastAt)}\n`);
+    last = counts;
+    lastAt = now;
+  }, interval);
+  let deadline: NodeJS.Timeout | undefined;
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+    if (runFor !== undefined) deadline = setTimeout(stop, runFor);
+  });
+  clearTimeout(deadline);
+  clearInterval(printer);
+  const summary = await load.stop();
+  const seconds = summary.elapsed / 1000;
+  out.write(
+    `total: ${summary.requests} requests in ${seconds.toFixed(1)} s; attempts: ${summary.ok} OK, ${summary.errors} errors, ${summary.timedOut} timed out; ${rateLine({ ok: 0, errors: 0, timedOut: 0, requests: 0, inFlight: 0 }, summary, summary.elapsed)}\n`,
+  );
+  return 0;
 }

@@ -1,4 +1,335 @@
-// Placeholder, replaced by the real command.
-export async function runServe(_argv: readonly string[]): Promise<number> {
-  throw new Error("robustly serve is not built yet");
+/**
+ * `robustly serve`: seed 002's server over real HTTP, on a loopback address only. A request needs
+ * `minDelay` while the concurrency c is at most `limit`, and minDelay × factor^((c − limit) / k) above it,
+ * judged afresh every `tick` ms from the concurrency at that moment (`LatencyServer.serviceTime`, the same
+ * formula the simulator uses). A request whose client went away is still served and still counts until
+ * then, as in the seed's reference server; only the answer is not written.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { isIPv4 } from "node:net";
+import { parseArgs } from "node:util";
+import { OptionError } from "../core/errors.js";
+import { LatencyServer } from "../sim/servers.js";
+import { duration, integer, number, UsageError } from "./args.js";
+
+export const SERVE_HELP = `robustly serve: seed 002's slow-under-load server over HTTP, on a loopback address
+
+Usage: robustly serve [options]
+
+  --port P         port to listen on; 0 picks a free one (default 8070)
+  --host H         a loopback address: 127.x.x.x, ::1 or localhost (default 127.0.0.1)
+  --min-delay D    service time up to the concurrency limit (bare numbers in ms; default 100ms)
+  --limit N        concurrency up to which a request takes --min-delay (default 30)
+  --factor F       growth of the service time above the limit, >= 1 (default 1.05)
+  --k K            requests above the limit that multiply the service time by F (default 15)
+  --tick D         how often the server re-checks what it serves (bare numbers in ms; default 50ms)
+  --quiet          do not print the concurrency every second
+  -h, --help       this help
+
+Every request is answered "OK" once it has been served for minDelay × factor^((c − limit) / k), c being
+the concurrency at each check (just minDelay while c <= limit). It prints "listening on URL" once, then
+every second the concurrency and the last service time, until SIGINT or SIGTERM.
+`;
+
+/** What `startServer` takes. Times are in ms. */
+export interface ServeOptions {
+  /** 0 (the default here) picks a free port. */
+  port?: number;
+  /** A loopback address; default 127.0.0.1. */
+  host?: string;
+  /** Default 100. */
+  minDelay?: number;
+  /** Default 30. */
+  limit?: number;
+  /** Default 1.05. */
+  factor?: number;
+  /** Default 15. */
+  k?: number;
+  /** Default 50. */
+  tick?: number;
+}
+
+export interface RunningServer {
+  /** The port it listens on. */
+  readonly port: number;
+  /** Its base URL, e.g. http://127.0.0.1:8070/. */
+  readonly url: string;
+  /** Requests inside the server now, abandoned ones included. */
+  concurrency(): number;
+  /** The service time computed at the last check, ms (0 before the first). */
+  lastDelay(): number;
+  /** Requests answered so far, and how many of them had lost their client. */
+  served(): { answered: number; abandoned: number };
+  /** Stops listening, drops every connection and request, clears every timer. */
+  close(): Promise<void>;
+}
+
+export const SERVE_DEFAULTS = Object.freeze({
+  port: 8070,
+  host: "127.0.0.1",
+  minDelay: 100,
+  limit: 30,
+  factor: 1.05,
+  k: 15,
+  tick: 50,
+});
+
+const LOOPBACK_NAMES = ["localhost", "::1", "[::1]"];
+
+/** Whether `host` is a loopback address: 127.x.x.x, ::1 or localhost. */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase();
+  return LOOPBACK_NAMES.includes(h) || (isIPv4(h) && h.startsWith("127."));
+}
+
+/** Checks the options, throwing an OptionError naming the first bad one. */
+function resolveServeOptions(o: ServeOptions): Required<ServeOptions> {
+  const d = SERVE_DEFAULTS;
+  const r = {
+    port: o.port ?? 0,
+    host: o.host ?? d.host,
+    minDelay: o.minDelay ?? d.minDelay,
+    limit: o.limit ?? d.limit,
+    factor: o.factor ?? d.factor,
+    k: o.k ?? d.k,
+    tick: o.tick ?? d.tick,
+  };
+  if (typeof r.host !== "string" || !isLoopback(r.host))
+    throw new OptionError("host", r.host, "a loopback address (127.x.x.x, ::1 or localhost)");
+  if (!Number.isInteger(r.port) || r.port < 0 || r.port > 65535)
+    throw new OptionError("port", r.port, "an integer in [0, 65535]");
+  if (!(Number.isFinite(r.minDelay) && r.minDelay >= 0 && r.minDelay <= 3_600_000))
+    throw new OptionError("minDelay", r.minDelay, "a number of ms in [0, 3600000]");
+  if (!(Number.isInteger(r.limit) && r.limit >= 0))
+    throw new OptionError("limit", r.limit, "an integer >= 0");
+  if (!(Number.isFinite(r.factor) && r.factor >= 1 && r.factor <= 1000))
+    throw new OptionError("factor", r.factor, "a number in [1, 1000]");
+  if (!(Number.isFinite(r.k) && r.k > 0)) throw new OptionError("k", r.k, "a finite number > 0");
+  if (!(Number.isFinite(r.tick) && r.tick >= 1 && r.tick <= 60_000))
+    throw new OptionError("tick", r.tick, "a number of ms in [1, 60000]");
+  return r;
+}
+
+interface Pending {
+  readonly start: number;
+  readonly res: ServerResponse;
+}
+
+/** Starts seed 002's server. Resolves once it listens. */
+export function startServer(options: ServeOptions = {}): Promise<RunningServer> {
+  let o: Required<ServeOptions>;
+  try {
+    o = resolveServeOptions(options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const model = { minDelay: o.minDelay, limit: o.limit, factor: o.factor, k: o.k };
+  // Requests in service, oldest first. All are judged against the same delay at a check, so the answered
+  // ones are always a prefix.
+  let pending: Pending[] = [];
+  let head = 0;
+  let concurrency = 0;
+  let lastDelay = 0;
+  let answered = 0;
+  let abandoned = 0;
+  let ticker: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const check = (): void => {
+    const now = performance.now();
+    const delay = LatencyServer.serviceTime(concurrency, model);
+    lastDelay = delay;
+    while (head < pending.length && now - (pending[head] as Pending).start >= delay) {
+      const { res } = pending[head] as Pending;
+      pending[head] = undefined as unknown as Pending;
+      head += 1;
+      concurrency -= 1;
+      answered += 1;
+      if (res.destroyed || res.socket === null || res.socket.destroyed) {
+        abandoned += 1;
+      } else {
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.end("OK");
+      }
+    }
+    if (head > 1024 && head * 2 > pending.length) {
+      pending = pending.slice(head);
+      head = 0;
+    }
+    if (head >= pending.length) {
+      pending = [];
+      head = 0;
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    // Read (and drop) any body, so the request can end.
+    req.resume();
+    if (closed) {
+      res.destroy();
+      return;
+    }
+    concurrency += 1;
+    pending.push({ start: performance.now(), res });
+    ticker ??= setInterval(check, o.tick);
+  };
+
+  const server = createServer({ keepAliveTimeout: 5000 }, handle);
+  // A client that goes away mid-request is expected; do not let its socket error escape.
+  server.on("clientError", (_error, socket) => socket.destroy());
+
+  return new Promise<RunningServer>((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once("error", onError);
+    server.listen(o.port, o.host, () => {
+      server.off("error", onError);
+      // Once listening, an error (running out of file descriptors under a pile of requests, say) is
+      // reported, not fatal: the server goes on with the requests it has.
+      let reported = false;
+      server.on("error", (error) => {
+        if (reported) return;
+        reported = true;
+        process.emitWarning(`robustly serve: ${error.message}`, { type: "RobustlyServeWarning" });
+      });
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : o.port;
+      const host = o.host.includes(":") && !o.host.startsWith("[") ? `[${o.host}]` : o.host;
+      let closing: Promise<void> | undefined;
+      resolve({
+        port,
+        url: `http://${host}:${port}/`,
+        concurrency: () => concurrency,
+        lastDelay: () => lastDelay,
+        served: () => ({ answered, abandoned }),
+        close() {
+          closing ??= new Promise<void>((done) => {
+            closed = true;
+            clearInterval(ticker);
+            ticker = undefined;
+            for (let i = head; i < pending.length; i += 1) pending[i]?.res.destroy();
+            pending = [];
+            head = 0;
+            concurrency = 0;
+            server.close(() => done());
+            server.closeAllConnections();
+          });
+          return closing;
+        },
+      });
+    });
+  });
+}
+
+/** "123ms", "2.671s", "2m8.6s": like the seed's Go durations, roughly. */
+export function formatDelay(ms: number): string {
+  if (!Number.isFinite(ms)) return "forever";
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(3)}s`;
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)}m${((ms % 60_000) / 1000).toFixed(1)}s`;
+  return `${(ms / 3_600_000).toFixed(1)}h`;
+}
+
+/** HH:MM:SS.mmm, local time. */
+export function clockTime(date: Date): string {
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}.${String(date.getMilliseconds()).padStart(3, "0")}`;
+}
+
+function parse(argv: readonly string[]) {
+  const text = { type: "string" } as const;
+  try {
+    return parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: text,
+        host: text,
+        "min-delay": text,
+        limit: text,
+        factor: text,
+        k: text,
+        tick: text,
+        quiet: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\nRun robustly serve --help for the options.`);
+  }
+}
+
+/** Turns the command line into `startServer` options. Throws a UsageError naming the flag. */
+export function serveOptions(argv: readonly string[]): {
+  options: Required<ServeOptions>;
+  quiet: boolean;
+  help: boolean;
+} {
+  const v = parse(argv).values;
+  const options: Required<ServeOptions> = { ...SERVE_DEFAULTS };
+  if (v.port !== undefined)
+    options.port = number(
+      "port",
+      v.port,
+      (n) => Number.isInteger(n) && n >= 0 && n <= 65535,
+      "an integer in [0, 65535] (0 picks a free port)",
+    );
+  if (v.host !== undefined) {
+    if (!isLoopback(v.host)) {
+      throw new UsageError(
+        `--host must be a loopback address (127.x.x.x, ::1 or localhost): this server is for local experiments only; got "${v.host}"`,
+      );
+    }
+    options.host = v.host;
+  }
+  if (v["min-delay"] !== undefined) {
+    options.minDelay = duration("min-delay", v["min-delay"]);
+    if (!(options.minDelay >= 0 && options.minDelay <= 3_600_000))
+      throw new UsageError(`--min-delay must be between 0 and 1h; got "${v["min-delay"]}"`);
+  }
+  if (v.limit !== undefined) options.limit = integer("limit", v.limit, 0);
+  if (v.factor !== undefined)
+    options.factor = number("factor", v.factor, (n) => n >= 1 && n <= 1000, "a number in [1, 1000]");
+  if (v.k !== undefined) options.k = number("k", v.k, (n) => n > 0, "a number > 0");
+  if (v.tick !== undefined) {
+    options.tick = duration("tick", v.tick);
+    if (!(options.tick >= 1 && options.tick <= 60_000))
+      throw new UsageError(`--tick must be between 1ms and 60s; got "${v.tick}"`);
+  }
+  return { options, quiet: v.quiet === true, help: v.help === true };
+}
+
+/** Runs `robustly serve` until SIGINT or SIGTERM. Returns the exit status. */
+export async function runServe(
+  argv: readonly string[],
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
+  const { options, quiet, help } = serveOptions(argv);
+  if (help) {
+    out.write(SERVE_HELP);
+    return 0;
+  }
+  const server = await startServer(options);
+  out.write(`listening on ${server.url}\n`);
+  const reporter = quiet
+    ? undefined
+    : setInterval(() => {
+        out.write(
+          `${clockTime(new Date())}: concurrency: ${String(server.concurrency()).padStart(4)}, last delay: ${formatDelay(server.lastDelay())}\n`,
+        );
+      }, 1000);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  clearInterval(reporter);
+  await server.close();
+  return 0;
 }
