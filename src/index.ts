@@ -6,6 +6,14 @@
  * delays a policy would sleep.
  */
 
+export {
+  RESPONSIVE_DEFAULTS,
+  ResponsiveBackoff,
+  type ResponsiveBackoffOptions,
+  type ResponsiveMetrics,
+  type ResponsiveState,
+  throttle,
+} from "./adaptive/responsive.js";
 export type {
   Backoff,
   BackoffFunction,

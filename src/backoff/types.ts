@@ -17,6 +17,11 @@ export interface Backoff {
   readonly max: number;
   /** v_x in ms, for x = `retries`. */
   delay(retries: number, random: Random): number;
+  /**
+   * For a stateful backoff shared across calls (such as `ResponsiveBackoff`): the retry loop calls it
+   * once each time a call that uses this backoff succeeds. Pure strategies leave it out.
+   */
+  succeeded?(): void;
 }
 
 /** A custom backoff as a bare function of x (and a `Random`); robustly treats it as base 0, max Infinity. */

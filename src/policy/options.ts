@@ -114,6 +114,8 @@ export interface ResolvedOptions<T> {
   readonly signal: AbortSignal | undefined;
   readonly clock: Clock;
   readonly random: Random;
+  /** The distinct backoffs of the policies that want to hear of a success (`Backoff.succeeded`). */
+  readonly successHooks: readonly Backoff[];
 }
 
 const POLICY_KEYS = ["maxRetries", "maxDelay", "backoff", "jitter", "scale"] as const;
@@ -226,7 +228,11 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
     });
   }
   policies.push(top);
+  const successHooks = [...new Set(policies.map((p) => p.backoff))].filter(
+    (b) => typeof b.succeeded === "function",
+  );
   return {
+    successHooks,
     timeout: limit("timeout", o.timeout ?? DEFAULTS.timeout, false),
     policies,
     retryOnResult: o.retryOnResult,

@@ -44,6 +44,8 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 /** True when `value` ends the call (retryOnResult does not ask for another attempt); calls onSuccess then. */
 export function accepted<T>(options: ResolvedOptions<T>, value: T): boolean {
   if (options.retryOnResult?.(value)) return false;
+  // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
+  for (const backoff of options.successHooks) backoff.succeeded?.();
   if (options.onSuccess !== undefined) {
     const onSuccess = options.onSuccess;
     safely(options, "onSuccess", () => onSuccess(value));

@@ -1,0 +1,280 @@
+/**
+ * Responsive (adaptive) exponential backoff, seed 003: one delay shared by many workers that grows on
+ * failures and shrinks after runs of successes, so that together they find the pace a rate-limited
+ * resource can take, and speed up again as it scales.
+ */
+import type { Backoff } from "../backoff/types.js";
+import { type Clock, sleep, systemClock } from "../core/clock.js";
+import { OptionError } from "../core/errors.js";
+import { type Random, systemRandom } from "../core/random.js";
+import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
+
+export interface ResponsiveBackoffOptions {
+  /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500 (seed 003). */
+  initial?: number;
+  /** The largest delay, ms. Default 900,000 (15 min, seed 003). */
+  max?: number;
+  /** Each new delay is uniform in [i − δ, i + δ], δ = min(factor × i, maxRandomization). In [0, 1]; default 0.3. */
+  randomizationFactor?: number;
+  /** The cap on δ, ms. Default 120,000 (2 min, seed 003). */
+  maxRandomization?: number;
+  /** Multiplies the delay on a failure; >= 1. Default 1.5 (seed 003). */
+  upMultiplier?: number;
+  /** Multiplies the delay after `downThreshold` successes; in (0, 1]. Default 0.9 (seed 003). */
+  downMultiplier?: number;
+  /** Successes in a row that shrink the delay once; an integer >= 1. Default 10 (seed 003). */
+  downThreshold?: number;
+  /** Where `sleepOnFailure` and `sleepOnSuccess` wait. Default: the real clock. */
+  clock?: Clock;
+  /** The randomization's source. Default `Math.random`. */
+  random?: Random;
+}
+
+/** Everything a responsive backoff knows: one plain object, to read, store and restore. */
+export interface ResponsiveState {
+  /** The delay now, ms; 0 before the first failure and after shrinking below the initial interval. */
+  current: number;
+  /** Successes since the delay last shrank (or since it was 0). */
+  successes: number;
+  invocations: number;
+  wentUp: number;
+  wentDown: number;
+  slept: number;
+  /** Sum of the delays handed out, ms. */
+  totalSleep: number;
+}
+
+/** Seed 003's metrics, and the current delay. */
+export interface ResponsiveMetrics {
+  readonly invocations: number;
+  readonly wentUp: number;
+  readonly wentDown: number;
+  readonly slept: number;
+  readonly totalSleep: number;
+  readonly current: number;
+}
+
+const KEYS = [
+  "initial",
+  "max",
+  "randomizationFactor",
+  "maxRandomization",
+  "upMultiplier",
+  "downMultiplier",
+  "downThreshold",
+  "clock",
+  "random",
+] as const;
+
+const STATE_KEYS = [
+  "current",
+  "successes",
+  "invocations",
+  "wentUp",
+  "wentDown",
+  "slept",
+  "totalSleep",
+] as const;
+
+export const RESPONSIVE_DEFAULTS = Object.freeze({
+  initial: 500,
+  max: 900_000,
+  randomizationFactor: 0.3,
+  maxRandomization: 120_000,
+  upMultiplier: 1.5,
+  downMultiplier: 0.9,
+  downThreshold: 10,
+});
+
+/**
+ * Seed 003's AutoSleeper: `failure()` and `success()` update one shared delay and return what to wait;
+ * `sleepOnFailure()` and `sleepOnSuccess()` wait it too. Every method runs to completion synchronously, so
+ * any number of concurrent async workers can share one instance.
+ *
+ * It is also a `Backoff` whose state outlives a call: `retry(op, { backoff: responsive, jitter: jitter.none() })`
+ * asks it for a delay on each failure (counting it as one) and tells it when a call succeeds.
+ *
+ * @example
+ * const pace = new ResponsiveBackoff({ initial: 100 });
+ * const put = throttle((item) => table.put(item), pace); // every worker shares `pace`
+ */
+export class ResponsiveBackoff implements Backoff {
+  readonly name = "responsive";
+  /** v_base, for jitters that read it: the initial interval. */
+  readonly base: number;
+  readonly max: number;
+  readonly #initial: number;
+  readonly #factor: number;
+  readonly #maxRandomization: number;
+  readonly #up: number;
+  readonly #down: number;
+  readonly #threshold: number;
+  readonly #clock: Clock;
+  readonly #random: Random;
+  #state: ResponsiveState = {
+    current: 0,
+    successes: 0,
+    invocations: 0,
+    wentUp: 0,
+    wentDown: 0,
+    slept: 0,
+    totalSleep: 0,
+  };
+
+  constructor(options?: ResponsiveBackoffOptions) {
+    knownKeys("ResponsiveBackoff", options, KEYS);
+    const o = { ...RESPONSIVE_DEFAULTS, ...options };
+    this.#initial = finiteAbove("ResponsiveBackoff: initial", o.initial, 0);
+    this.max = finiteAtLeast("ResponsiveBackoff: max", o.max, 0);
+    if (this.max < this.#initial)
+      throw new OptionError("ResponsiveBackoff: max", o.max, `>= initial (${this.#initial})`);
+    this.base = this.#initial;
+    this.#factor = finiteAtLeast("ResponsiveBackoff: randomizationFactor", o.randomizationFactor, 0, 1);
+    this.#maxRandomization = finiteAtLeast("ResponsiveBackoff: maxRandomization", o.maxRandomization, 0);
+    this.#up = finiteAtLeast("ResponsiveBackoff: upMultiplier", o.upMultiplier, 1);
+    this.#down = finiteAtLeast("ResponsiveBackoff: downMultiplier", o.downMultiplier, Number.MIN_VALUE, 1);
+    this.#threshold = integerAtLeast("ResponsiveBackoff: downThreshold", o.downThreshold, 1);
+    const clock = o.clock ?? systemClock;
+    if (typeof clock.now !== "function" || typeof clock.setTimer !== "function") {
+      throw new OptionError(
+        "ResponsiveBackoff: clock",
+        clock,
+        "a Clock with now() and setTimer(ms, callback)",
+      );
+    }
+    this.#clock = clock;
+    const random = o.random ?? systemRandom;
+    if (typeof random !== "function")
+      throw new OptionError("ResponsiveBackoff: random", random, "a function returning [0, 1)");
+    this.#random = random;
+  }
+
+  /** Records a failure: the delay grows (from 0 to the initial interval). Returns the delay to wait, ms. */
+  failure(): number {
+    const s = this.#state;
+    s.invocations += 1;
+    s.wentUp += 1;
+    if (s.current === 0) {
+      s.current = this.#initial;
+    } else {
+      const next = this.#randomize(s.current * this.#up);
+      s.current = next > this.max ? this.max : next;
+    }
+    return this.#slept();
+  }
+
+  /**
+   * Records a success: every `downThreshold` successes the delay shrinks, to 0 below the initial interval.
+   * Returns the delay to wait, ms (0, and not counted as a sleep, while the delay is 0).
+   */
+  success(): number {
+    const s = this.#state;
+    s.invocations += 1;
+    if (s.current === 0) return 0;
+    s.successes += 1;
+    if (s.successes === this.#threshold) {
+      s.wentDown += 1;
+      s.successes = 0;
+      const next = this.#randomize(s.current * this.#down);
+      s.current = next < this.#initial ? 0 : next;
+    }
+    return this.#slept();
+  }
+
+  /** `failure()`, then waits the delay on the clock; rejects with `signal.reason` if it aborts. */
+  sleepOnFailure(signal?: AbortSignal): Promise<void> {
+    return this.#wait(this.failure(), signal);
+  }
+
+  /** `success()`, then waits the delay on the clock; rejects with `signal.reason` if it aborts. */
+  sleepOnSuccess(signal?: AbortSignal): Promise<void> {
+    return this.#wait(this.success(), signal);
+  }
+
+  /** Seed 003's metrics and the current delay. */
+  metrics(): ResponsiveMetrics {
+    const { invocations, wentUp, wentDown, slept, totalSleep, current } = this.#state;
+    return { invocations, wentUp, wentDown, slept, totalSleep, current };
+  }
+
+  /** A copy of the whole state. */
+  state(): ResponsiveState {
+    return { ...this.#state };
+  }
+
+  /** Replaces the state with `state` (from `state()`, perhaps of another process), checked. */
+  restore(state: ResponsiveState): void {
+    knownKeys("ResponsiveBackoff.restore", state, STATE_KEYS);
+    for (const key of STATE_KEYS) {
+      const value = state[key];
+      if (key === "current") finiteAtLeast("ResponsiveBackoff.restore: current", value, 0);
+      else integerOrTotal(key, value);
+    }
+    this.#state = { ...state };
+  }
+
+  /** As a `Backoff`: every delay asked for is a failure. x is ignored: the shared state decides. */
+  delay(): number {
+    return this.failure();
+  }
+
+  /** As a `Backoff`: the retry loop calls this when a call succeeds. */
+  succeeded(): void {
+    this.success();
+  }
+
+  #slept(): number {
+    const s = this.#state;
+    s.slept += 1;
+    s.totalSleep += s.current;
+    return s.current;
+  }
+
+  /** Uniform in [i − δ, i + δ], δ = min(factor × i, maxRandomization) (seed 003's getNextRandomInterval). */
+  #randomize(interval: number): number {
+    if (this.#factor === 0) return interval;
+    const delta = Math.min(this.#factor * interval, this.#maxRandomization);
+    return interval - delta + 2 * delta * this.#random();
+  }
+
+  #wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (ms === 0 && !signal?.aborted) return Promise.resolve();
+    return sleep(this.#clock, ms, signal);
+  }
+}
+
+function integerOrTotal(key: string, value: unknown): void {
+  if (key === "totalSleep") finiteAtLeast(`ResponsiveBackoff.restore: ${key}`, value, 0);
+  else integerAtLeast(`ResponsiveBackoff.restore: ${key}`, value, 0);
+}
+
+/**
+ * Paces every call of `fn` with `controller` (seed 003's usage): after a call that throws, it waits the
+ * failure delay and rethrows; after one that succeeds, it waits the success delay and returns the value.
+ * Workers that share `controller` share one pace.
+ *
+ * @example
+ * const pace = new ResponsiveBackoff();
+ * const write = throttle((row: Row) => table.put(row), pace);
+ * await Promise.all(workers.map(async (rows) => { for (const row of rows) await retry(() => write(row)); }));
+ */
+export function throttle<A extends unknown[], T>(
+  fn: (...args: A) => T | PromiseLike<T>,
+  controller: ResponsiveBackoff,
+  options?: { signal?: AbortSignal },
+): (...args: A) => Promise<T> {
+  if (typeof fn !== "function") throw new OptionError("throttle: fn", fn, "a function");
+  if (!(controller instanceof ResponsiveBackoff))
+    throw new OptionError("throttle: controller", controller, "a ResponsiveBackoff");
+  return async (...args: A) => {
+    let value: T;
+    try {
+      value = await fn(...args);
+    } catch (error) {
+      await controller.sleepOnFailure(options?.signal);
+      throw error;
+    }
+    await controller.sleepOnSuccess(options?.signal);
+    return value;
+  };
+}
