@@ -103,7 +103,10 @@ describe("robustly simulate", () => {
         ["simulate", "--duration", "5 minutes"],
         "robustly: --duration must be a duration such as 1.5s, 200ms or 2m",
       ],
-      [["fly"], 'robustly: unknown command "fly"; the commands are simulate, schedule, run, serve, load'],
+      [
+        ["fly"],
+        'robustly: unknown command "fly"; the commands are simulate, schedule, run, plot, serve, load',
+      ],
     ];
     for (const [args, message] of cases) {
       const run = robustly(...args);
@@ -123,7 +126,7 @@ describe("robustly simulate", () => {
     expect(version.stdout).toMatch(/^robustly \d+\.\d+\.\d+\n$/);
     const help = robustly("--help");
     expect(help.status).toBe(0);
-    for (const command of ["simulate", "schedule", "run", "serve", "load"])
+    for (const command of ["simulate", "schedule", "run", "plot", "serve", "load"])
       expect(help.stdout).toContain(`  ${command} `);
   });
 

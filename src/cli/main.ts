@@ -17,6 +17,7 @@ const COMMANDS = {
   simulate: "compare retry strategies against a simulated struggling server (virtual time)",
   schedule: "show the delays a retry policy sleeps, and seed 001's total delays",
   run: "run a command and retry it by a policy when it fails",
+  plot: "draw the seeds' backoff and jitter figures, or a policy's delays (SVG and an HTML page)",
   serve: "run seed 002's slow-under-load server over HTTP on 127.0.0.1",
   load: "run real clients that retry against a server, printing ok/error/timeout rates",
 } as const;
@@ -49,6 +50,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return (await import("./schedule.js")).runSchedule(rest);
     case "run":
       return (await import("./run.js")).runRun(rest);
+    case "plot":
+      return (await import("./plot.js")).runPlot(rest);
     case "serve":
       return (await import("./serve.js")).runServe(rest);
     case "load":

@@ -50,20 +50,33 @@ interface LineChart {
 
 const SHADE_COLOR = "#9e9e9e";
 
+/**
+ * A log scale that keeps zeros (log(1 + y), Vega's symlog with constant 1), ticked at powers of ten, for
+ * values up to `maxY` (at least 1): zeros sit on the axis instead of vanishing, and 10 and 10^5 both stay
+ * readable. The `scale` and `axis` of a Vega-Lite channel.
+ */
+export function symlogScale(maxY: number) {
+  const decades = Math.ceil(Math.log10(Math.max(1, maxY)));
+  const top = 10 ** decades;
+  const powers = [0, ...Array.from({ length: decades + 1 }, (_, i) => 10 ** i)];
+  return {
+    scale: { type: "symlog" as const, constant: 1, domain: [0, top] },
+    axis: { values: powers },
+  };
+}
+
+/** The fonts and sizes of every chart. */
+export const CHART_CONFIG = {
+  font: "sans-serif",
+  title: { fontSize: 16, subtitleFontSize: 12, subtitleColor: "#555", offset: 12 },
+  axis: { labelFontSize: 11, titleFontSize: 12, titlePadding: 8 },
+  legend: { labelFontSize: 11, titleFontSize: 12 },
+} as const;
+
 /** The Vega-Lite spec of a chart. */
 function lineSpec(chart: LineChart): TopLevelSpec {
   const maxY = Math.max(1, ...chart.points.map((p) => p.y ?? 0));
-  // A log scale that keeps zeros (log(1 + y), Vega's symlog with constant 1), ticked at powers of ten:
-  // idle seconds sit on the axis instead of vanishing, and 10 and 10^5 both stay readable.
-  const decades = Math.ceil(Math.log10(maxY));
-  const top = 10 ** decades;
-  const powers = [0, ...Array.from({ length: decades + 1 }, (_, i) => 10 ** i)];
-  const y = chart.y.log
-    ? {
-        scale: { type: "symlog" as const, constant: 1, domain: [0, top] },
-        axis: { values: powers },
-      }
-    : { scale: { zero: true } };
+  const y = chart.y.log ? symlogScale(maxY) : { scale: { zero: true } };
   const x = {
     type: "quantitative" as const,
     title: chart.x.title,
@@ -110,24 +123,24 @@ function lineSpec(chart: LineChart): TopLevelSpec {
     height: 320,
     background: "white",
     padding: 12,
-    config: {
-      font: "sans-serif",
-      title: { fontSize: 16, subtitleFontSize: 12, subtitleColor: "#555", offset: 12 },
-      axis: { labelFontSize: 11, titleFontSize: 12, titlePadding: 8 },
-      legend: { labelFontSize: 11, titleFontSize: 12 },
-    },
+    config: CHART_CONFIG,
     layer: layers,
   } as TopLevelSpec;
 }
 
-async function render(vega: Vega, vegaLite: VegaLite, chart: LineChart): Promise<string> {
-  const compiled = vegaLite.compile(lineSpec(chart)).spec;
+/** Renders a Vega-Lite spec to SVG text, in Node (no browser, no canvas). */
+export async function renderSpec(vega: Vega, vegaLite: VegaLite, spec: TopLevelSpec): Promise<string> {
+  const compiled = vegaLite.compile(spec).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: "none", logLevel: vega.Error });
   try {
     return await view.toSVG();
   } finally {
     view.finalize();
   }
+}
+
+async function render(vega: Vega, vegaLite: VegaLite, chart: LineChart): Promise<string> {
+  return renderSpec(vega, vegaLite, lineSpec(chart));
 }
 
 /** The series label of a run: its strategy, with its client count when runs differ in client count. */
@@ -321,7 +334,8 @@ function runTable(result: SimulationResult): { header: string[]; rows: string[][
   return { header, rows };
 }
 
-const STYLE = `
+/** The style sheet of the report pages. */
+export const STYLE = `
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1000px; padding: 0 1rem; color: #222; }
 h1 { font-size: 1.5rem; }
 figure { margin: 1.5rem 0; }

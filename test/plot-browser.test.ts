@@ -1,0 +1,191 @@
+// A chart of `robustly plot` drawn by a real browser: headless Chromium takes a screenshot of the SVG, and
+// the PNG must show a chart (a fair share of non-white pixels, some of them coloured: the lines).
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
+import { inflateSync } from "node:zlib";
+import { expect, it } from "vitest";
+import { runPlot } from "../src/cli/plot.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const WIDTH = 900;
+const HEIGHT = 500;
+
+interface Image {
+  readonly width: number;
+  readonly height: number;
+  /** RGB, 3 bytes a pixel, row after row. */
+  readonly rgb: Uint8Array;
+}
+
+/** Decodes a PNG of 8-bit RGB or RGBA, not interlaced (what Chromium writes); alpha is dropped. */
+function decodePng(file: Buffer): Image {
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  if (!file.subarray(0, 8).equals(signature)) throw new Error("not a PNG");
+  let width = 0;
+  let height = 0;
+  let channels = 0;
+  const idat: Buffer[] = [];
+  for (let at = 8; at < file.length; ) {
+    const length = file.readUInt32BE(at);
+    const type = file.toString("latin1", at + 4, at + 8);
+    const data = file.subarray(at + 8, at + 8 + length);
+    if (type === "IHDR") {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      const [depth, colour, , , interlace] = [data[8], data[9], data[10], data[11], data[12]];
+      if (depth !== 8 || (colour !== 2 && colour !== 6) || interlace !== 0)
+        throw new Error(`unsupported PNG: depth ${depth}, colour type ${colour}, interlace ${interlace}`);
+      channels = colour === 2 ? 3 : 4;
+    } else if (type === "IDAT") {
+      idat.push(data);
+    } else if (type === "IEND") {
+      break;
+    }
+    at += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  if (raw.length !== height * (stride + 1)) throw new Error("PNG data of the wrong length");
+  const pixels = new Uint8Array(height * stride);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)] as number;
+    const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    const row = y * stride;
+    for (let i = 0; i < stride; i++) {
+      const a = i >= channels ? (pixels[row + i - channels] as number) : 0; // left
+      const b = y > 0 ? (pixels[row - stride + i] as number) : 0; // up
+      const c = y > 0 && i >= channels ? (pixels[row - stride + i - channels] as number) : 0; // up-left
+      let predictor: number;
+      switch (filter) {
+        case 0:
+          predictor = 0;
+          break;
+        case 1:
+          predictor = a;
+          break;
+        case 2:
+          predictor = b;
+          break;
+        case 3:
+          predictor = (a + b) >> 1;
+          break;
+        case 4: {
+          const p = a + b - c;
+          const pa = Math.abs(p - a);
+          const pb = Math.abs(p - b);
+          const pc = Math.abs(p - c);
+          predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+          break;
+        }
+        default:
+          throw new Error(`bad PNG filter ${filter} on row ${y}`);
+      }
+      pixels[row + i] = ((line[i] as number) + predictor) & 0xff;
+    }
+  }
+  const rgb = new Uint8Array(width * height * 3);
+  for (let p = 0; p < width * height; p++)
+    for (let k = 0; k < 3; k++) rgb[p * 3 + k] = pixels[p * channels + k] as number;
+  return { width, height, rgb };
+}
+
+/** Runs `command` in its own process group; resolves with its exit code, or rejects after `ms`. */
+function run(
+  command: string,
+  args: readonly string[],
+  ms: number,
+): { child: ChildProcess; done: Promise<number> } {
+  const child = spawn(command, args, { detached: true, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const done = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${command} took over ${ms} ms\n${stderr}`)), ms);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve(code ?? -1);
+    });
+  });
+  return { child, done };
+}
+
+/** Kills the browser and whatever it started (its process group), if still running. */
+function kill(child: ChildProcess | undefined): void {
+  if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    child.kill("SIGKILL");
+  }
+}
+
+it("headless Chromium draws the backoff strategies chart", { timeout: 60_000 }, async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `${CHROMIUM} is missing: this test needs Debian's chromium (apt-get install -y chromium); CI installs it in .ci/run`,
+    );
+  }
+  const dir = mkdtempSync(join(tmpdir(), "robustly-plot-browser-"));
+  const profile = mkdtempSync(join(tmpdir(), "robustly-chromium-"));
+  let child: ChildProcess | undefined;
+  try {
+    const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
+    expect(await runPlot(["--out", dir], quiet)).toBe(0);
+    const svg = join(dir, "backoff-strategies.svg");
+    const png = join(dir, "screenshot.png");
+    const browser = run(
+      CHROMIUM,
+      [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        `--user-data-dir=${profile}`,
+        `--screenshot=${png}`,
+        `--window-size=${WIDTH},${HEIGHT}`,
+        pathToFileURL(svg).href,
+      ],
+      50_000,
+    );
+    child = browser.child;
+    expect(await browser.done).toBe(0);
+    expect(existsSync(png)).toBe(true);
+
+    const image = decodePng(readFileSync(png));
+    expect([image.width, image.height]).toEqual([WIDTH, HEIGHT]);
+    const pixels = image.width * image.height;
+    let ink = 0;
+    let coloured = 0;
+    for (let p = 0; p < pixels; p++) {
+      const [r, g, b] = [
+        image.rgb[p * 3] as number,
+        image.rgb[p * 3 + 1] as number,
+        image.rgb[p * 3 + 2] as number,
+      ];
+      if (Math.min(r, g, b) < 235) ink++;
+      if (Math.max(r, g, b) - Math.min(r, g, b) > 60) coloured++;
+    }
+    // Text, axes and grid make a few per cent of the pixels ink; the seven strategies' lines and points
+    // are coloured (the grid and text are grey or black).
+    expect(ink / pixels).toBeGreaterThan(0.03);
+    expect(ink / pixels).toBeLessThan(0.6);
+    expect(coloured).toBeGreaterThan(2000);
+  } finally {
+    kill(child);
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
