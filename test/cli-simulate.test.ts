@@ -88,7 +88,7 @@ describe("robustly simulate", () => {
     const cases: [string[], string][] = [
       [
         ["simulate", "--scenario", "storm"],
-        'robustly: --scenario must be one of outage, contention, amplification; got "storm"',
+        'robustly: --scenario must be one of outage, contention, amplification, throttled-store; got "storm"',
       ],
       [
         ["simulate", "--strategies", "fixed,yolo"],

@@ -197,6 +197,35 @@ describe("writeReport, other scenarios", () => {
   });
 });
 
+describe("writeReport, throttled-store", () => {
+  it("charts writes accepted against the store's capacity, and the writes refused", async () => {
+    const result = simulate({
+      scenario: "throttled-store",
+      batch: 2000,
+      clients: [20],
+      duration: 60_000,
+      seed: 1,
+    });
+    const paths = await writeReport(result, tempDir());
+    expect(paths.map((p) => basename(p))).toEqual([
+      "throttled-writes.svg",
+      "throttled-rejections.svg",
+      "index.html",
+    ]);
+    const writes = read(paths[0] as string);
+    expectSvg(writes);
+    expect(texts(writes)).toEqual(expect.arrayContaining(["time (s)", "writes per second"]));
+    expect(legend(writes)).toEqual(
+      expect.arrayContaining([
+        "exponential-full-jitter",
+        "responsive-coalesced",
+        "responsive-coalesced: capacity",
+      ]),
+    );
+    expectPage(read(paths[2] as string), paths.slice(0, 2), ["exponential-full-jitter", "responsive"]);
+  });
+});
+
 describe("escapeHtml", () => {
   it("escapes the characters that matter in content and attributes", () => {
     expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe(

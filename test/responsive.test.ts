@@ -195,6 +195,34 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
     expect(calls).toBe(2);
   });
 
+  it("coalesce (not in the seed): the failures of one burst raise the delay once", async () => {
+    const clock = new VirtualClock();
+    const seedExactly = new ResponsiveBackoff({ clock, randomizationFactor: 0, initial: 100 });
+    const coalesced = new ResponsiveBackoff({ clock, randomizationFactor: 0, initial: 100, coalesce: true });
+    // Five workers fail at the same instant: the seed raises five times, coalesce once.
+    for (let i = 0; i < 5; i++) {
+      seedExactly.failure();
+      coalesced.failure();
+    }
+    expect(seedExactly.metrics().current).toBeCloseTo(100 * 1.5 ** 4, 9);
+    expect(coalesced.metrics()).toMatchObject({
+      current: 100,
+      wentUp: 1,
+      invocations: 5,
+      slept: 5,
+      totalSleep: 500,
+    });
+    // A failure once the current delay has passed since the raise is a new burst.
+    await clock.advance(99);
+    expect(coalesced.failure()).toBe(100);
+    await clock.advance(1);
+    expect(coalesced.failure()).toBe(150);
+    expect(coalesced.metrics().wentUp).toBe(2);
+    expect(() => new ResponsiveBackoff({ coalesce: "yes" as never })).toThrow(
+      "ResponsiveBackoff: coalesce must be true or false",
+    );
+  });
+
   it("a bad option fails at once, naming it", () => {
     const cases: [object, string][] = [
       [{ initial: 0 }, "ResponsiveBackoff: initial must be a finite number > 0; got 0"],

@@ -86,6 +86,30 @@ describe("simulate", () => {
     expect(work["no-backoff"]).toBeGreaterThan(work["full-jitter"] as number);
   });
 
+  it("throttled-store: how each strategy follows a store's capacity as it scales (seed 1, measured)", () => {
+    const { runs } = simulate({ scenario: "throttled-store", seed: 1 });
+    const by = Object.fromEntries(runs.map((r) => [r.strategy, r]));
+    const perCall = by["exponential-full-jitter"];
+    const seedExactly = by.responsive;
+    const coalesced = by["responsive-coalesced"];
+    if (perCall === undefined || seedExactly === undefined || coalesced === undefined)
+      throw new Error("missing run");
+    // Per-call backoff and the coalesced shared delay both write the 20,000; the coalesced one keeps the
+    // write rate closer to the capacity, at the price of more refused writes (which is also what makes the
+    // store scale).
+    expect(perCall.batchTime).not.toBeNull();
+    expect(coalesced.batchTime).not.toBeNull();
+    expect(coalesced.capacityUse).toBeGreaterThan(perCall.capacityUse as number);
+    expect(coalesced.rejected).toBeGreaterThan(perCall.rejected);
+    // Seed 003's controller as it is, shared by 50 workers: the first burst of refusals raises the delay
+    // once per refused write, to its 15 min cap, and the batch is not done in 10 minutes.
+    expect(seedExactly.batchTime).toBeNull();
+    expect(seedExactly.work).toBeLessThan(1000);
+    // The capacity the store provisioned is in the series.
+    expect(coalesced.series[0]?.capacity).toBe(100);
+    expect(Math.max(...coalesced.series.map((s) => s.capacity ?? 0))).toBeGreaterThan(100);
+  }, 30_000);
+
   it("averages several seeds with --runs and names them", () => {
     const { runs } = simulate({
       strategies: ["robustly"],
@@ -136,7 +160,7 @@ describe("simulate", () => {
 
   it("a bad option fails at once, naming it and what is allowed", () => {
     expect(() => simulate({ scenario: "storm" as never })).toThrow(
-      'scenario must be one of outage, contention, amplification; got "storm"',
+      'scenario must be one of outage, contention, amplification, throttled-store; got "storm"',
     );
     expect(() => simulate({ strategies: ["fixed", "yolo"] })).toThrow(
       'strategies[1] must be a strategy of the outage scenario: fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel; got "yolo"',

@@ -24,7 +24,15 @@ export interface ResponsiveBackoffOptions {
   downMultiplier?: number;
   /** Successes in a row that shrink the delay once; an integer >= 1. Default 10 (seed 003). */
   downThreshold?: number;
-  /** Where `sleepOnFailure` and `sleepOnSuccess` wait. Default: the real clock. */
+  /**
+   * Not in seed 003: count a burst of failures as one. With many workers sharing the delay, every request
+   * already in flight when the resource starts refusing fails too, and the seed multiplies the delay once
+   * for each of them (50 workers: 1.5^50). With `coalesce`, a failure less than the current delay after the
+   * last increase is taken as part of the same burst: it waits the current delay but does not raise it.
+   * Default false (seed 003 exactly).
+   */
+  coalesce?: boolean;
+  /** Where `sleepOnFailure` and `sleepOnSuccess` wait (and, with `coalesce`, what tells the time). Default: the real clock. */
   clock?: Clock;
   /** The randomization's source. Default `Math.random`. */
   random?: Random;
@@ -62,6 +70,7 @@ const KEYS = [
   "upMultiplier",
   "downMultiplier",
   "downThreshold",
+  "coalesce",
   "clock",
   "random",
 ] as const;
@@ -109,6 +118,9 @@ export class ResponsiveBackoff implements Backoff {
   readonly #up: number;
   readonly #down: number;
   readonly #threshold: number;
+  readonly #coalesce: boolean;
+  /** When the delay last went up (clock time), for `coalesce`. */
+  #raisedAt = Number.NEGATIVE_INFINITY;
   readonly #clock: Clock;
   readonly #random: Random;
   #state: ResponsiveState = {
@@ -134,6 +146,10 @@ export class ResponsiveBackoff implements Backoff {
     this.#up = finiteAtLeast("ResponsiveBackoff: upMultiplier", o.upMultiplier, 1);
     this.#down = finiteAtLeast("ResponsiveBackoff: downMultiplier", o.downMultiplier, Number.MIN_VALUE, 1);
     this.#threshold = integerAtLeast("ResponsiveBackoff: downThreshold", o.downThreshold, 1);
+    const coalesce = o.coalesce ?? false;
+    if (typeof coalesce !== "boolean")
+      throw new OptionError("ResponsiveBackoff: coalesce", coalesce, "true or false");
+    this.#coalesce = coalesce;
     const clock = o.clock ?? systemClock;
     if (typeof clock.now !== "function" || typeof clock.setTimer !== "function") {
       throw new OptionError(
@@ -153,6 +169,12 @@ export class ResponsiveBackoff implements Backoff {
   failure(): number {
     const s = this.#state;
     s.invocations += 1;
+    if (this.#coalesce) {
+      const now = this.#clock.now();
+      // Part of the burst that the last increase answered: wait, but do not raise again.
+      if (s.current > 0 && now - this.#raisedAt < s.current) return this.#slept();
+      this.#raisedAt = now;
+    }
     s.wentUp += 1;
     if (s.current === 0) {
       s.current = this.#initial;

@@ -275,6 +275,40 @@ function charts(result: SimulationResult): LineChart[] {
         },
       ];
     }
+    case "throttled-store": {
+      const label = labeller(runs, false);
+      // The capacity is the same in every run only until throttling differs; draw each run's own.
+      const series = unique([...runs.map(label), ...runs.map((r) => `${label(r)}: capacity`)]);
+      const subtitle = [...context, "dashed lines of the same colour: the store's provisioned capacity"].join(
+        " · ",
+      );
+      const seconds = Math.max(0, ...runs.map((r) => r.series.length));
+      const end = Math.max(0, ...runs.map((r) => (r.batchTime ?? p.duration ?? seconds * 1000) / 1000));
+      const time = { title: "time (s)", domain: [0, Math.ceil(end)] as [number, number] };
+      return [
+        {
+          file: "throttled-writes.svg",
+          title: "Writes accepted against capacity",
+          subtitle,
+          x: time,
+          y: { title: "writes per second" },
+          points: runs.flatMap((r) => [
+            ...r.series.map((s) => ({ x: s.t, y: s.successes, series: label(r) })),
+            ...r.series.map((s) => ({ x: s.t, y: s.capacity ?? null, series: `${label(r)}: capacity` })),
+          ]),
+          series,
+        },
+        {
+          file: "throttled-rejections.svg",
+          title: "Writes refused",
+          subtitle: context.join(" · "),
+          x: time,
+          y: { title: "throttled writes per second" },
+          points: runs.flatMap((r) => r.series.map((s) => ({ x: s.t, y: s.errors, series: label(r) }))),
+          series: unique(runs.map(label)),
+        },
+      ];
+    }
     default: {
       const never: never = result.scenario;
       throw new Error(`no report for the scenario ${String(never)}`);

@@ -18,9 +18,11 @@ export const SIMULATE_HELP = `robustly simulate: what each retry strategy does t
 
 Usage: robustly simulate [options]
 
-  --scenario NAME            outage (default), contention or amplification
+  --scenario NAME            outage (default), contention, amplification or throttled-store
   --strategies a,b           strategies to compare (default: all of the scenario's)
-  --clients N[,N…]           client counts (defaults: outage 1000, contention 10,50,100, amplification 100)
+  --clients N[,N…]           client counts (defaults: outage 1000, contention 10,50,100, amplification 100,
+                             throttled-store 50 workers)
+  --batch N                  throttled-store: writes to make (default 20000)
   --failure-probability P,…  amplification: failure probabilities (default 0,0.1,…,1)
   --seed S                   seed of the run (default 1); the same seed gives the same numbers
   --runs K                   average K seeds: S, S+1, … (default 1)
@@ -116,6 +118,10 @@ export function simulateOptions(argv: readonly string[]): {
     options.flakyServer = { ...options.flakyServer, latency: ms };
     options.capacityServer = { latency: ms };
   }
+  if (v.batch !== undefined) {
+    if (scenario !== "throttled-store") throw new UsageError("--batch is for --scenario throttled-store");
+    options.batch = integer("batch", v.batch, 1);
+  }
   if (v.capacity !== undefined) {
     options.capacityServer = {
       ...options.capacityServer,
@@ -152,6 +158,7 @@ function parse(argv: readonly string[]) {
       failure: text,
       latency: text,
       capacity: text,
+      batch: text,
       json: { type: "boolean" },
       report: text,
       help: { type: "boolean", short: "h" },
@@ -166,6 +173,7 @@ export function table(result: SimulationResult): string {
   const amplification = result.scenario === "amplification";
   const outage = result.scenario === "outage";
   const contention = result.scenario === "contention";
+  const throttled = result.scenario === "throttled-store";
   const header = [
     "strategy",
     "clients",
@@ -176,6 +184,7 @@ export function table(result: SimulationResult): string {
     "success",
     contention ? "writes" : "server work",
     "completion",
+    ...(throttled ? ["refused", "batch time", "capacity use"] : []),
   ];
   const rows = result.runs.map((r: RunResult) => [
     r.strategy,
@@ -187,6 +196,13 @@ export function table(result: SimulationResult): string {
     `${(r.successRate * 100).toFixed(1)}%`,
     String(Math.round(r.work)),
     r.completionTime === null ? "—" : `${Math.round(r.completionTime)} ms`,
+    ...(throttled
+      ? [
+          String(Math.round(r.rejected)),
+          seconds(r.batchTime),
+          r.capacityUse === null ? "—" : `${(r.capacityUse * 100).toFixed(1)}%`,
+        ]
+      : []),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
   const line = (cells: readonly string[]) =>

@@ -39,6 +39,8 @@ export interface Second {
   /** Latency of the attempts answered in time, as the client saw it, in ms; null when none was. */
   readonly p50: number | null;
   readonly p99: number | null;
+  /** The store's provisioned capacity at the end of the second, requests per second (throttled-store only). */
+  readonly capacity?: number;
 }
 
 export class Recorder {
@@ -48,6 +50,8 @@ export class Recorder {
   readonly errors: Uint32Array;
   readonly timeouts: Uint32Array;
   readonly concurrency: Float64Array;
+  /** Provisioned capacity per second, when the server has one (NaN otherwise). */
+  readonly capacity: Float64Array;
   readonly #latency: Uint32Array;
   /** Logical requests (calls of the retry loop). */
   started = 0;
@@ -68,6 +72,7 @@ export class Recorder {
     this.errors = new Uint32Array(this.seconds);
     this.timeouts = new Uint32Array(this.seconds);
     this.concurrency = new Float64Array(this.seconds);
+    this.capacity = new Float64Array(this.seconds).fill(Number.NaN);
     this.#latency = new Uint32Array(this.seconds * BUCKETS);
   }
 
@@ -92,6 +97,10 @@ export class Recorder {
 
   sampleConcurrency(now: number, value: number): void {
     this.concurrency[this.#index(now)] = value;
+  }
+
+  sampleCapacity(now: number, value: number): void {
+    this.capacity[this.#index(now)] = value;
   }
 
   /** The latency quantile q of second s, or null when no attempt was answered in it. */
@@ -121,6 +130,7 @@ export class Recorder {
         concurrency: this.concurrency[s] as number,
         p50: this.quantile(s, 0.5),
         p99: this.quantile(s, 0.99),
+        ...(Number.isNaN(this.capacity[s] as number) ? {} : { capacity: this.capacity[s] as number }),
       });
     }
     return out;

@@ -17,6 +17,8 @@ import {
   LatencyServer,
   type LatencyServerOptions,
   type Server,
+  ThrottledStore,
+  type ThrottledStoreOptions,
   VersionedStore,
   type VersionedStoreOptions,
 } from "./servers.js";
@@ -25,12 +27,14 @@ import {
   CONTENTION_STRATEGIES,
   OUTAGE_STRATEGIES,
   type Strategy,
+  THROTTLED_STRATEGIES,
 } from "./strategies.js";
 
 export const SCENARIOS = {
   outage: OUTAGE_STRATEGIES,
   contention: CONTENTION_STRATEGIES,
   amplification: AMPLIFICATION_STRATEGIES,
+  "throttled-store": THROTTLED_STRATEGIES,
 } as const;
 
 export type ScenarioName = keyof typeof SCENARIOS;
@@ -68,6 +72,9 @@ export interface SimulateOptions {
   flakyServer?: Partial<FlakyServerOptions>;
   capacityServer?: Partial<CapacityServerOptions>;
   store?: Partial<VersionedStoreOptions>;
+  throttledStore?: Partial<ThrottledStoreOptions>;
+  /** throttled-store: the writes to make, shared among the workers (`clients`). Default 20,000. */
+  batch?: number;
   /** Called as virtual time passes: how many runs are done, of how many, and the progress of this one (0–1). */
   onProgress?: (runsDone: number, runsTotal: number, fraction: number) => void;
 }
@@ -101,6 +108,15 @@ export interface RunResult {
   readonly baseline: number | null;
   /** Engine events processed. */
   readonly events: number;
+  /** throttled-store: ms until the whole batch was written (mean over seeds); null if it never was. */
+  readonly batchTime: number | null;
+  /** Attempts the server refused or failed (throttled writes, errors). */
+  readonly rejected: number;
+  /**
+   * throttled-store: how closely the write rate followed the capacity, the writes accepted over the
+   * capacity offered, summed over the seconds until the batch was done; null for other scenarios.
+   */
+  readonly capacityUse: number | null;
   /** Per-second figures of the first seed. */
   readonly series: readonly Second[];
 }
@@ -114,6 +130,8 @@ export interface SimulationResult {
 
 /** One seed's raw figures. */
 interface Single {
+  batchTime: number | null;
+  capacityUse: number | null;
   recorder: Recorder;
   events: number;
   recovered: boolean | null;
@@ -205,6 +223,86 @@ interface Resolved {
   flakyServer: FlakyServerOptions;
   capacityServer: CapacityServerOptions;
   store: VersionedStoreOptions;
+  throttledStore: ThrottledStoreOptions;
+  batch: number;
+}
+
+/**
+ * throttled-store (seed 003's use): `workers` write a batch as fast as the strategy lets them to a store
+ * with provisioned capacity that scales up under sustained throttling.
+ */
+function runThrottled(
+  r: Resolved,
+  strategy: Strategy,
+  workers: number,
+  seed: number,
+  onSlice: (fraction: number) => void,
+): Single {
+  const sim = new Simulation(seed);
+  const recorder = new Recorder(r.duration);
+  const store = new ThrottledStore(sim, recorder, r.throttledStore);
+  const shared = strategy.shared?.(sim.clock, sim.random);
+  const options = resolveOptions<unknown>({
+    ...strategy.policy,
+    ...(shared === undefined ? {} : { backoff: shared }),
+    clock: sim.clock,
+    random: sim.random,
+  });
+  const operation = () => {
+    recorder.attempts += 1;
+    return store.request();
+  };
+  let remaining = r.batch;
+  let written = 0;
+  let batchTime: number | null = null;
+  const worker = () => {
+    if (remaining === 0) return;
+    remaining -= 1;
+    const started = sim.now;
+    recorder.started += 1;
+    startRetry(
+      operation,
+      options,
+      () => {
+        recorder.succeeded += 1;
+        recorder.completionTotal += sim.now - started;
+        written += 1;
+        if (written === r.batch) batchTime = sim.now;
+        // Seed 003's workers sleep the shared delay after a success too.
+        sim.after(shared === undefined ? 0 : shared.metrics().current, worker);
+      },
+      () => {
+        recorder.failed += 1;
+        sim.after(0, worker);
+      },
+    );
+  };
+  for (let i = 0; i < workers; i++) sim.after(0, worker);
+  const sample = () => {
+    recorder.sampleConcurrency(sim.now - 0.5, store.concurrency);
+    recorder.sampleCapacity(sim.now - 0.5, store.capacity);
+    if (sim.now + 1000 <= recorder.seconds * 1000) sim.after(1000, sample);
+  };
+  recorder.sampleCapacity(0, store.capacity);
+  sim.after(1000, sample);
+  sim.run(r.duration, (now) => onSlice(now / r.duration), 5000);
+  // Capacity use: writes accepted over capacity offered, second by second, until the batch was done.
+  const until = Math.min(recorder.seconds, Math.ceil((batchTime ?? r.duration) / 1000));
+  let accepted = 0;
+  let offered = 0;
+  for (let s = 0; s < until; s++) {
+    accepted += recorder.successes[s] as number;
+    offered += Number.isNaN(recorder.capacity[s] as number) ? 0 : (recorder.capacity[s] as number);
+  }
+  return {
+    recorder,
+    events: sim.events,
+    recovered: null,
+    recoveryTime: null,
+    baseline: null,
+    batchTime,
+    capacityUse: offered === 0 ? null : accepted / offered,
+  };
 }
 
 function runOne(
@@ -215,6 +313,7 @@ function runOne(
   seed: number,
   onSlice: (fraction: number) => void,
 ): Single {
+  if (r.scenario === "throttled-store") return runThrottled(r, strategy, clients, seed, onSlice);
   const sim = new Simulation(seed);
   const recorder = new Recorder(r.duration);
   let server: Server | VersionedStore;
@@ -261,7 +360,15 @@ function runOne(
     recoveryTime = judged.recoveryTimeMs;
     baseline = judged.baseline;
   }
-  return { recorder, events: sim.events, recovered, recoveryTime, baseline };
+  return {
+    recorder,
+    events: sim.events,
+    recovered,
+    recoveryTime,
+    baseline,
+    batchTime: null,
+    capacityUse: null,
+  };
 }
 
 const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
@@ -301,6 +408,9 @@ function summarize(
     attempts: per((s) => s.recorder.attempts),
     baseline: first.baseline === null ? null : per((s) => s.baseline as number),
     events: per((s) => s.events),
+    batchTime: singles.every((s) => s.batchTime !== null) ? per((s) => s.batchTime as number) : null,
+    rejected: per((s) => s.recorder.errors.reduce((a, b) => a + b, 0)),
+    capacityUse: first.capacityUse === null ? null : per((s) => s.capacityUse ?? 0),
     series: first.recorder.series(),
   };
 }
@@ -316,6 +426,15 @@ const DEFAULT_LATENCY: LatencyServerOptions = {
 const DEFAULT_FLAKY: FlakyServerOptions = { failureProbability: 0.1, latency: 10 };
 const DEFAULT_CAPACITY: CapacityServerOptions = { capacity: 100, latency: 100 };
 const DEFAULT_STORE: VersionedStoreOptions = { networkMean: 10, networkSd: 2 };
+const DEFAULT_THROTTLED: ThrottledStoreOptions = {
+  capacity: 100,
+  maxCapacity: 1600,
+  scaleFactor: 2,
+  checkEvery: 10_000,
+  scaleAt: 0.1,
+  scaleDelay: 30_000,
+  latency: 10,
+};
 
 function list<T>(
   option: string,
@@ -362,7 +481,13 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
   const clients = list(
     "clients",
     options.clients,
-    scenario === "contention" ? [10, 50, 100] : scenario === "amplification" ? [100] : [1000],
+    scenario === "contention"
+      ? [10, 50, 100]
+      : scenario === "amplification"
+        ? [100]
+        : scenario === "throttled-store"
+          ? [50]
+          : [1000],
     positiveInteger,
     "positive integers",
   );
@@ -382,7 +507,11 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
   if (!positiveInteger(runs)) throw new OptionError("runs", runs, "a positive integer");
   const duration =
     options.duration ??
-    (scenario === "contention" ? 600_000 : scenario === "amplification" ? 60_000 : 300_000);
+    (scenario === "contention" || scenario === "throttled-store"
+      ? 600_000
+      : scenario === "amplification"
+        ? 60_000
+        : 300_000);
   if (!(typeof duration === "number" && duration > 0 && Number.isFinite(duration))) {
     throw new OptionError("duration", duration, "a finite number of ms > 0");
   }
@@ -423,7 +552,12 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
     flakyServer: { ...DEFAULT_FLAKY, ...options.flakyServer },
     capacityServer: { ...DEFAULT_CAPACITY, ...options.capacityServer },
     store: { ...DEFAULT_STORE, ...options.store },
+    throttledStore: { ...DEFAULT_THROTTLED, ...options.throttledStore },
+    batch: options.batch ?? 20_000,
   };
+  if (!(Number.isInteger(resolved.batch) && resolved.batch > 0)) {
+    throw new OptionError("batch", resolved.batch, "a positive integer");
+  }
   const seeds = Array.from({ length: runs }, (_, i) => seed + i);
   const total = strategies.length * clients.length * probabilities.length * runs;
   let done = 0;
@@ -451,7 +585,16 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
       outage,
       think: scenario === "contention" ? null : think,
       timeout: scenario === "contention" ? null : timeout,
-      server: scenario === "outage" ? server : scenario === "amplification" ? "flaky" : "versioned-store",
+      server:
+        scenario === "outage"
+          ? server
+          : scenario === "amplification"
+            ? "flaky"
+            : scenario === "throttled-store"
+              ? "throttled-store"
+              : "versioned-store",
+      throttledStore: resolved.throttledStore,
+      batch: scenario === "throttled-store" ? resolved.batch : null,
       latencyServer: resolved.latencyServer,
       flakyServer: resolved.flakyServer,
       capacityServer: resolved.capacityServer,

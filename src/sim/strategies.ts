@@ -2,7 +2,10 @@
  * The retry strategies the built-in scenarios compare, each written with robustly's own strategy objects
  * so that a simulated client runs exactly what `retry` would run with the same options.
  */
+import { ResponsiveBackoff } from "../adaptive/responsive.js";
 import { backoff } from "../backoff/index.js";
+import type { Clock } from "../core/clock.js";
+import type { Random } from "../core/random.js";
 import { jitter } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
 import { DEFAULTS, type RetryPolicy } from "../policy/options.js";
@@ -14,6 +17,11 @@ export interface Strategy {
   /** Where the policy comes from (a seed, a library's documented defaults). */
   readonly source: string;
   readonly policy: RetryPolicy;
+  /**
+   * A controller that all clients of one run share (made afresh for each run): it is the policy's backoff,
+   * and each client also waits its current delay after a success, as seed 003's workers do.
+   */
+  readonly shared?: (clock: Clock, random: Random) => ResponsiveBackoff;
 }
 
 /**
@@ -157,5 +165,31 @@ export const AMPLIFICATION_STRATEGIES: readonly Strategy[] = [
       backoff: backoff.exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax }),
       jitter: jitter.full(),
     },
+  },
+];
+
+export const THROTTLED_STRATEGIES: readonly Strategy[] = [
+  {
+    name: "exponential-full-jitter",
+    description:
+      "each call backs off on its own: exponential from 25 ms, cap 5 s, full jitter, until the write lands",
+    source: 'AWS Architecture Blog, "Exponential Backoff And Jitter" (2015): full jitter',
+    policy: { maxRetries: -1, backoff: backoff.exponential({ base: 25, max: 5000 }), jitter: jitter.full() },
+  },
+  {
+    name: "responsive",
+    description:
+      "one ResponsiveBackoff shared by every worker, seed 003 exactly (its defaults, initial 10 ms): every failure raises the delay; a worker waits the delay after each write",
+    source: "seed 003",
+    policy: { maxRetries: -1, jitter: jitter.none() },
+    shared: (clock, random) => new ResponsiveBackoff({ clock, random, initial: 10 }),
+  },
+  {
+    name: "responsive-coalesced",
+    description:
+      "the same, with coalesce: the failures of one burst (within the current delay of the last raise) raise the delay once",
+    source: "seed 003, plus robustly's coalesce option",
+    policy: { maxRetries: -1, jitter: jitter.none() },
+    shared: (clock, random) => new ResponsiveBackoff({ clock, random, initial: 10, coalesce: true }),
   },
 ];
