@@ -28,6 +28,23 @@ export type {
 } from "./backoff/index.js";
 export { backoff, fib } from "./backoff/index.js";
 export {
+  type BreakerEvents,
+  type BreakerState,
+  BrokenCircuitError,
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitState,
+  circuitBreaker,
+} from "./breaker/circuit-breaker.js";
+export {
+  type BudgetEvents,
+  type BudgetState,
+  type RatioBudgetOptions,
+  type RetryBudget,
+  retryBudget,
+  type TokenBudgetOptions,
+} from "./budget/retry-budget.js";
+export {
   type BackoffConfig,
   backoffFromConfig,
   fromConfig,
@@ -39,7 +56,9 @@ export {
 } from "./config/from-config.js";
 export { type CancelTimer, type Clock, MAX_TIMER_DELAY, sleep, systemClock } from "./core/clock.js";
 export { OptionError, PermanentError, RetryableResultError, TimeoutError } from "./core/errors.js";
+export type { Disposable } from "./core/events.js";
 export { type Random, seededRandom, systemRandom } from "./core/random.js";
+export { type RetryAfterOptions, type RetryAfterSource, retryAfter } from "./http/retry-after.js";
 export type {
   DecorrelatedAwsOptions,
   EqualJitterOptions,

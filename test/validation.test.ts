@@ -383,6 +383,9 @@ describe("unknown keys", () => {
     "signal",
     "clock",
     "random",
+    "budget",
+    "breaker",
+    "delayFrom",
   ];
 
   it("top-level options reject an unknown key", () => {
@@ -400,7 +403,7 @@ describe("unknown keys", () => {
   });
 
   it("rules reject an unknown key", () => {
-    const ruleKeys = ["when", "maxRetries", "maxDelay", "backoff", "jitter", "scale"];
+    const ruleKeys = ["when", "maxRetries", "maxDelay", "backoff", "jitter", "scale", "delayFrom"];
     fc.assert(
       fc.property(unknownKey(ruleKeys), fc.integer({ min: 0, max: 5 }), fc.integer(), (key, index, value) => {
         const rules = [

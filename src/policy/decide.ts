@@ -2,12 +2,20 @@
  * Seed 000's retry_allowed: given a failed attempt's error, decide whether to retry and, if so, after
  * which delay. Pure apart from drawing on `random` and advancing the call's `PolicyState`s.
  */
+import { MAX_TIMER_DELAY } from "../core/clock.js";
+import { RetryableResultError } from "../core/errors.js";
 import type { Random } from "../core/random.js";
 import { newPolicyState, nextDelay, type PolicyState } from "./delay.js";
 import type { ResolvedPolicy } from "./options.js";
 
 /** Why a call stopped retrying. */
-export type GiveUpReason = "not-retryable" | "max-retries" | "max-delay" | "permanent";
+export type GiveUpReason =
+  | "not-retryable"
+  | "max-retries"
+  | "max-delay"
+  | "permanent"
+  | "budget"
+  | "breaker-open";
 
 /** A decision to retry: which policy allowed it (its index) and the final delay to sleep first. */
 export interface Decision {
@@ -41,7 +49,14 @@ export class RetryState {
       const state = this.#states[i] as PolicyState;
       if (state.granted >= policy.maxRetries) return "max-retries";
       if (policy.maxDelay === 0) return "max-delay";
-      const delay = nextDelay(policy, state, random);
+      let delay = nextDelay(policy, state, random);
+      if (policy.delayFrom !== undefined) {
+        // The server's hint replaces the computed delay; garbage (NaN, negative, not a number) is ignored.
+        const outcome = error instanceof RetryableResultError ? error.value : error;
+        const hinted = policy.delayFrom(outcome);
+        if (typeof hinted === "number" && hinted >= 0 && !Number.isNaN(hinted))
+          delay = Math.min(hinted, MAX_TIMER_DELAY);
+      }
       return elapsed + delay > policy.maxDelay ? "max-delay" : { policy: i, delay };
     }
     return "not-retryable";

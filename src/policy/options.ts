@@ -5,6 +5,8 @@
 import { toBackoff } from "../backoff/common.js";
 import { exponential } from "../backoff/exponential.js";
 import type { Backoff, BackoffLike } from "../backoff/types.js";
+import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
+import type { RetryBudget } from "../budget/retry-budget.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
@@ -56,6 +58,12 @@ export interface RetryPolicy {
   jitter?: JitterLike;
   /** Multiplies every jittered delay; > 0. Default 1. */
   scale?: number;
+  /**
+   * The server's word on when to retry (Polly's DelayGenerator): given the failed attempt's error (or,
+   * for `retryOnResult`, its value), return a delay in ms to use instead of the computed one, or undefined
+   * to keep it. `retryAfter(response)` reads an HTTP Retry-After. The delay still counts against maxDelay.
+   */
+  delayFrom?: (outcome: unknown) => number | undefined;
 }
 
 /** A rule: the policy for the errors that `when` matches. Rules are tried in order; the first match wins. */
@@ -87,6 +95,10 @@ export interface RetryOptions<T = unknown> extends RetryPolicy {
   clock?: Clock;
   /** Randomness for jitter and random backoffs, a function returning [0, 1). Default `Math.random`. */
   random?: Random;
+  /** A retry budget shared by many calls (`retryBudget()`): a retry it refuses ends the call with the last error. */
+  budget?: RetryBudget;
+  /** A circuit breaker shared by many calls (`circuitBreaker()`): while open, the call fails at once with `BrokenCircuitError`. */
+  breaker?: CircuitBreaker;
 }
 
 /** A policy with every default filled in and every value checked. */
@@ -99,6 +111,7 @@ export interface ResolvedPolicy {
   readonly backoff: Backoff;
   readonly jitter: Jitter;
   readonly scale: number;
+  readonly delayFrom: ((outcome: unknown) => number | undefined) | undefined;
 }
 
 export interface ResolvedOptions<T> {
@@ -116,9 +129,11 @@ export interface ResolvedOptions<T> {
   readonly random: Random;
   /** The distinct backoffs of the policies that want to hear of a success (`Backoff.succeeded`). */
   readonly successHooks: readonly Backoff[];
+  readonly budget: RetryBudget | undefined;
+  readonly breaker: CircuitBreaker | undefined;
 }
 
-const POLICY_KEYS = ["maxRetries", "maxDelay", "backoff", "jitter", "scale"] as const;
+const POLICY_KEYS = ["maxRetries", "maxDelay", "backoff", "jitter", "scale", "delayFrom"] as const;
 const RULE_KEYS = ["when", ...POLICY_KEYS] as const;
 const OPTION_KEYS = [
   ...POLICY_KEYS,
@@ -133,6 +148,8 @@ const OPTION_KEYS = [
   "signal",
   "clock",
   "random",
+  "budget",
+  "breaker",
 ] as const;
 
 /** The defaults, documented in the README. */
@@ -188,7 +205,16 @@ function resolvePolicy(
       value.scale === undefined
         ? (fallback?.scale ?? DEFAULTS.scale)
         : finiteAbove(`${prefix}scale`, value.scale, 0),
+    delayFrom:
+      value.delayFrom === undefined
+        ? fallback?.delayFrom
+        : checkedFunction(`${prefix}delayFrom`, value.delayFrom),
   };
+}
+
+function checkedFunction<F>(option: string, value: F): F {
+  optionalFunction(option, value);
+  return value;
 }
 
 /** Checks every option and fills in the defaults. Throws an `OptionError` naming the first bad option. */
@@ -209,6 +235,15 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
     throw new OptionError("clock", o.clock, "a Clock with now() and setTimer(ms, callback) methods");
   }
   optionalFunction("random", o.random);
+  if (o.budget !== undefined && (typeof o.budget !== "object" || typeof o.budget?.tryRetry !== "function")) {
+    throw new OptionError("budget", o.budget, "a retry budget (from retryBudget())");
+  }
+  if (
+    o.breaker !== undefined &&
+    (typeof o.breaker !== "object" || typeof o.breaker?.acquire !== "function")
+  ) {
+    throw new OptionError("breaker", o.breaker, "a circuit breaker (from circuitBreaker())");
+  }
   const top = resolvePolicy(
     "",
     o,
@@ -233,6 +268,8 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
   );
   return {
     successHooks,
+    budget: o.budget,
+    breaker: o.breaker,
     timeout: limit("timeout", o.timeout ?? DEFAULTS.timeout, false),
     policies,
     retryOnResult: o.retryOnResult,

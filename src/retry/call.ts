@@ -113,6 +113,7 @@ export class RetryCall<T> {
 
   /** Makes the first attempt. */
   begin(): void {
+    this.#options.budget?.request();
     if (this.#listen()) this.#attemptNow();
   }
 
@@ -141,6 +142,23 @@ export class RetryCall<T> {
 
   #attemptNow(): void {
     const options = this.#options;
+    if (options.breaker !== undefined) {
+      try {
+        options.breaker.acquire();
+      } catch (open) {
+        // The circuit is open: fail at once, without an attempt.
+        this.#finish();
+        if (typeof open === "object" && open !== null) {
+          reports.set(open, {
+            reason: "breaker-open",
+            attempts: this.#retries,
+            elapsed: options.clock.now() - this.#start,
+          });
+        }
+        this.#reject(open);
+        return;
+      }
+    }
     const elapsed = this.#retries === 0 ? 0 : options.clock.now() - this.#start;
     const attempt = new Attempt(this.#retries, options.timeout, elapsed);
     this.#attempt = attempt;
@@ -200,6 +218,8 @@ export class RetryCall<T> {
     let error: unknown;
     try {
       if (accepted(this.#options, value)) {
+        this.#options.breaker?.success();
+        this.#options.budget?.succeeded();
         this.#finish();
         this.#resolve(value);
         return;
@@ -225,6 +245,8 @@ export class RetryCall<T> {
       this.#reject(signal.reason);
       return;
     }
+    options.breaker?.failure();
+    options.budget?.failed();
     if (options.onError !== undefined) {
       const onError = options.onError;
       const retries = this.#retries;
@@ -255,6 +277,10 @@ export class RetryCall<T> {
     }
     if (typeof decision === "string") {
       this.#giveUp(error, decision, attempt, elapsed);
+      return;
+    }
+    if (options.budget !== undefined && !options.budget.tryRetry()) {
+      this.#giveUp(error, "budget", attempt, elapsed);
       return;
     }
     const { delay } = decision;

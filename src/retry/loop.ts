@@ -21,7 +21,12 @@ export function runLoop<T>(
   const { clock, signal, timeout } = options;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const start = clock.now();
-  if (signal !== undefined || timeout !== Number.POSITIVE_INFINITY) {
+  if (
+    signal !== undefined ||
+    timeout !== Number.POSITIVE_INFINITY ||
+    options.budget !== undefined ||
+    options.breaker !== undefined
+  ) {
     return new Promise<T>((resolve, reject) =>
       new RetryCall(operation, options, start, resolve, reject).begin(),
     );

@@ -1,0 +1,286 @@
+/**
+ * A circuit breaker: closed (calls pass), open (calls fail at once with `BrokenCircuitError`), half-open
+ * (a few probes pass; enough successes close it, a failure opens it again). It opens on a run of
+ * consecutive failures, or on a failure ratio over a sliding window once a minimum number of calls has
+ * been seen. How long it stays open follows any core backoff, x being how many times in a row it has
+ * opened, so the open time grows while probes keep failing (as Polly's breaker does with its
+ * BreakDurationGenerator).
+ */
+import { toBackoff } from "../backoff/common.js";
+import { constant } from "../backoff/constant.js";
+import type { Backoff, BackoffLike } from "../backoff/types.js";
+import { type Clock, systemClock } from "../core/clock.js";
+import { OptionError } from "../core/errors.js";
+import { type Disposable, Events } from "../core/events.js";
+import { type Random, systemRandom } from "../core/random.js";
+import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
+
+/** Thrown, at once, by a call while the circuit is open (or half-open with its probes taken). */
+export class BrokenCircuitError extends Error {
+  override readonly name = "BrokenCircuitError";
+  /** ms until the breaker lets a probe through (0 when half-open). */
+  readonly retryAfter: number;
+  constructor(retryAfter: number) {
+    super(`the circuit is open; it lets a probe through in ${Math.ceil(retryAfter)} ms`);
+    this.retryAfter = retryAfter;
+  }
+}
+
+export type CircuitState = "closed" | "open" | "half-open";
+
+export interface CircuitBreakerOptions {
+  /** Open after this many failures in a row (an integer >= 1). Default 5 unless `failureRatio` is given. */
+  consecutiveFailures?: number;
+  /** Open when the failures over `window` ms reach this share of the calls, in (0, 1]. */
+  failureRatio?: number;
+  /** With `failureRatio`: the calls the window must hold before it may open. Default 10. */
+  minimumThroughput?: number;
+  /** With `failureRatio`: the sliding window, ms. Default 10,000. */
+  window?: number;
+  /** How long it stays open: a backoff of x = times opened in a row. Default constant 5 s. */
+  openFor?: BackoffLike;
+  /** Successful probes that close it from half-open. Default 1. */
+  halfOpenSuccesses?: number;
+  /** Probes let through at once while half-open. Default 1. */
+  halfOpenProbes?: number;
+  clock?: Clock;
+  random?: Random;
+}
+
+export interface BreakerEvents extends Record<string, unknown> {
+  /** The state changed. */
+  change: { readonly from: CircuitState; readonly to: CircuitState; readonly openFor?: number };
+  /** A call was refused because the circuit is open. */
+  rejected: { readonly retryAfter: number };
+}
+
+/** A breaker's state: one plain object, to read, store and restore. */
+export interface BreakerState {
+  readonly state: CircuitState;
+  /** Clock time when an open circuit lets probes through. */
+  readonly openUntil: number;
+  /** Times opened in a row (reset when it closes). */
+  readonly openings: number;
+  readonly consecutiveFailures: number;
+  readonly halfOpenSuccesses: number;
+  /** The sliding window: [clock time of the bucket, calls, failures] for each bucket still in it. */
+  readonly window: readonly (readonly [number, number, number])[];
+}
+
+const BUCKETS = 10;
+
+export class CircuitBreaker {
+  readonly #events = new Events<BreakerEvents>();
+  readonly #consecutive: number | undefined;
+  readonly #ratio: number | undefined;
+  readonly #minimum: number;
+  readonly #width: number;
+  readonly #openFor: Backoff;
+  readonly #closeAfter: number;
+  readonly #probes: number;
+  readonly #clock: Clock;
+  readonly #random: Random;
+  #state: CircuitState = "closed";
+  #openUntil = 0;
+  #openings = 0;
+  #failures = 0;
+  #successes = 0;
+  #inFlightProbes = 0;
+  #window: [number, number, number][] = [];
+
+  constructor(options: CircuitBreakerOptions = {}) {
+    knownKeys("circuitBreaker", options, [
+      "consecutiveFailures",
+      "failureRatio",
+      "minimumThroughput",
+      "window",
+      "openFor",
+      "halfOpenSuccesses",
+      "halfOpenProbes",
+      "clock",
+      "random",
+    ]);
+    if (options.failureRatio !== undefined) {
+      this.#ratio = finiteAtLeast("circuitBreaker: failureRatio", options.failureRatio, Number.MIN_VALUE, 1);
+    }
+    if (options.consecutiveFailures !== undefined || this.#ratio === undefined) {
+      this.#consecutive = integerAtLeast(
+        "circuitBreaker: consecutiveFailures",
+        options.consecutiveFailures ?? 5,
+        1,
+      );
+    }
+    this.#minimum = integerAtLeast("circuitBreaker: minimumThroughput", options.minimumThroughput ?? 10, 1);
+    this.#width = finiteAbove("circuitBreaker: window", options.window ?? 10_000, 0) / BUCKETS;
+    this.#openFor = toBackoff(options.openFor ?? constant({ base: 5000 }), "circuitBreaker: openFor");
+    this.#closeAfter = integerAtLeast("circuitBreaker: halfOpenSuccesses", options.halfOpenSuccesses ?? 1, 1);
+    this.#probes = integerAtLeast("circuitBreaker: halfOpenProbes", options.halfOpenProbes ?? 1, 1);
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? systemRandom;
+  }
+
+  /** The state now (an open circuit whose time is up reads as half-open). */
+  get state(): CircuitState {
+    if (this.#state === "open" && this.#clock.now() >= this.#openUntil) return "half-open";
+    return this.#state;
+  }
+
+  on<K extends keyof BreakerEvents>(event: K, listener: (payload: BreakerEvents[K]) => void): Disposable {
+    return this.#events.on(event, listener);
+  }
+
+  /**
+   * Asks to make a call. Throws `BrokenCircuitError` if the circuit is open (or half-open with all its
+   * probes out); otherwise the call must report its outcome with `success()` or `failure()`.
+   */
+  acquire(): void {
+    const now = this.#clock.now();
+    if (this.#state === "open") {
+      if (now < this.#openUntil) return this.#reject(this.#openUntil - now);
+      this.#move("half-open");
+    }
+    if (this.#state === "half-open") {
+      if (this.#inFlightProbes >= this.#probes) return this.#reject(0);
+      this.#inFlightProbes += 1;
+    }
+  }
+
+  #reject(retryAfter: number): never {
+    this.#events.emit("rejected", { retryAfter });
+    throw new BrokenCircuitError(retryAfter);
+  }
+
+  /** A call let through by `acquire` succeeded. */
+  success(): void {
+    this.#count(false);
+    this.#failures = 0;
+    if (this.#state === "half-open") {
+      this.#inFlightProbes = Math.max(0, this.#inFlightProbes - 1);
+      this.#successes += 1;
+      if (this.#successes >= this.#closeAfter) {
+        this.#openings = 0;
+        this.#window = [];
+        this.#move("closed");
+      }
+    }
+  }
+
+  /** A call let through by `acquire` failed. */
+  failure(): void {
+    this.#count(true);
+    this.#failures += 1;
+    if (this.#state === "half-open") {
+      this.#inFlightProbes = Math.max(0, this.#inFlightProbes - 1);
+      this.#open();
+      return;
+    }
+    if (this.#state === "closed" && this.#shouldOpen()) this.#open();
+  }
+
+  /** Runs `fn` through the breaker. */
+  async execute<T>(fn: () => T | PromiseLike<T>): Promise<T> {
+    this.acquire();
+    let value: T;
+    try {
+      value = await fn();
+    } catch (error) {
+      this.failure();
+      throw error;
+    }
+    this.success();
+    return value;
+  }
+
+  #shouldOpen(): boolean {
+    if (this.#consecutive !== undefined && this.#failures >= this.#consecutive) return true;
+    if (this.#ratio === undefined) return false;
+    let calls = 0;
+    let failed = 0;
+    for (const [, c, f] of this.#window) {
+      calls += c;
+      failed += f;
+    }
+    return calls >= this.#minimum && failed / calls >= this.#ratio;
+  }
+
+  #count(failed: boolean): void {
+    if (this.#ratio === undefined) return;
+    const bucket = Math.floor(this.#clock.now() / this.#width) * this.#width;
+    const oldest = bucket - (BUCKETS - 1) * this.#width;
+    while (this.#window.length > 0 && (this.#window[0] as [number, number, number])[0] < oldest)
+      this.#window.shift();
+    let last = this.#window.at(-1);
+    if (last === undefined || last[0] !== bucket) {
+      last = [bucket, 0, 0];
+      this.#window.push(last);
+    }
+    last[1] += 1;
+    if (failed) last[2] += 1;
+  }
+
+  #open(): void {
+    const duration = Math.max(0, this.#openFor.delay(this.#openings, this.#random));
+    this.#openings += 1;
+    this.#openUntil = this.#clock.now() + duration;
+    this.#successes = 0;
+    this.#inFlightProbes = 0;
+    this.#move("open", duration);
+  }
+
+  #move(to: CircuitState, openFor?: number): void {
+    const from = this.#state;
+    this.#state = to;
+    if (to === "closed") {
+      this.#failures = 0;
+      this.#successes = 0;
+      this.#inFlightProbes = 0;
+    }
+    if (to === "half-open") this.#successes = 0;
+    if (from !== to || to === "open")
+      this.#events.emit("change", openFor === undefined ? { from, to } : { from, to, openFor });
+  }
+
+  /** A copy of the whole state. */
+  snapshot(): BreakerState {
+    return {
+      state: this.#state,
+      openUntil: this.#openUntil,
+      openings: this.#openings,
+      consecutiveFailures: this.#failures,
+      halfOpenSuccesses: this.#successes,
+      window: this.#window.map((b) => [...b] as [number, number, number]),
+    };
+  }
+
+  /** Replaces the state with `state` (from `snapshot()`, perhaps of another process). */
+  restore(state: BreakerState): void {
+    if (!["closed", "open", "half-open"].includes(state?.state)) {
+      throw new OptionError("circuitBreaker.restore: state", state?.state, '"closed", "open" or "half-open"');
+    }
+    this.#state = state.state;
+    this.#openUntil = finiteAtLeast(
+      "circuitBreaker.restore: openUntil",
+      state.openUntil,
+      Number.NEGATIVE_INFINITY,
+    );
+    this.#openings = integerAtLeast("circuitBreaker.restore: openings", state.openings, 0);
+    this.#failures = integerAtLeast(
+      "circuitBreaker.restore: consecutiveFailures",
+      state.consecutiveFailures,
+      0,
+    );
+    this.#successes = integerAtLeast("circuitBreaker.restore: halfOpenSuccesses", state.halfOpenSuccesses, 0);
+    this.#inFlightProbes = 0;
+    this.#window = state.window.map((b) => [...b] as [number, number, number]);
+  }
+}
+
+/**
+ * A circuit breaker to share among calls: `retry(op, { breaker })` or `breaker.execute(op)`.
+ *
+ * @example
+ * const breaker = circuitBreaker({ failureRatio: 0.5, minimumThroughput: 20, openFor: backoff.exponential({ base: 1000, max: 60_000 }) });
+ */
+export function circuitBreaker(options?: CircuitBreakerOptions): CircuitBreaker {
+  return new CircuitBreaker(options);
+}
