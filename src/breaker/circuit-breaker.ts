@@ -136,11 +136,11 @@ export class CircuitBreaker {
   acquire(): void {
     const now = this.#clock.now();
     if (this.#state === "open") {
-      if (now < this.#openUntil) return this.#reject(this.#openUntil - now);
+      if (now < this.#openUntil) this.#reject(this.#openUntil - now);
       this.#move("half-open");
     }
     if (this.#state === "half-open") {
-      if (this.#inFlightProbes >= this.#probes) return this.#reject(0);
+      if (this.#inFlightProbes >= this.#probes) this.#reject(0);
       this.#inFlightProbes += 1;
     }
   }
