@@ -41,6 +41,8 @@ describe("robustly simulate", () => {
       "simulate",
       "--scenario",
       "amplification",
+      "--strategies",
+      "no-retries,3-retries",
       "--failure-probability",
       "0,1",
       "--duration",
@@ -88,11 +90,11 @@ describe("robustly simulate", () => {
     const cases: [string[], string][] = [
       [
         ["simulate", "--scenario", "storm"],
-        'robustly: --scenario must be one of outage, contention, amplification, throttled-store; got "storm"',
+        'robustly: --scenario must be one of outage, contention, amplification, throttled-store, metastable; got "storm"',
       ],
       [
         ["simulate", "--strategies", "fixed,yolo"],
-        'robustly: --strategies: "yolo" is not a strategy of the outage scenario; it has fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel',
+        'robustly: --strategies: "yolo" is not a strategy of the outage scenario; it has fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker',
       ],
       [["simulate", "--clients", "ten"], 'robustly: --clients must be an integer >= 1; got "ten"'],
       [

@@ -52,6 +52,7 @@ describe("simulate", () => {
     const probabilities = [0, 0.25, 0.5, 0.75, 1];
     const { runs } = simulate({
       scenario: "amplification",
+      strategies: ["no-retries", "3-retries"],
       failureProbability: probabilities,
       duration: 600_000,
       think: 1000,
@@ -68,6 +69,39 @@ describe("simulate", () => {
     }
     expect(runs).toHaveLength(probabilities.length * 2);
   });
+
+  it("amplification: the budget keeps load near 1.1× at total failure and still lets needed retries through", () => {
+    const { runs } = simulate({ scenario: "amplification", failureProbability: [0.1, 1], seed: 8 });
+    const at = (strategy: string, p: number) => {
+      const run = runs.find((r) => r.strategy === strategy && r.failureProbability === p);
+      if (run === undefined) throw new Error(`no run ${strategy} ${p}`);
+      return run;
+    };
+    // At 100% failure: 3 retries nearly quadruple the attempts, the budget holds them to about 10% more,
+    // the breaker fails fast and sends almost nothing.
+    expect(at("3-retries", 1).amplification).toBeGreaterThan(3.7);
+    expect(at("3-retries-budget", 1).amplification).toBeGreaterThan(1.05);
+    expect(at("3-retries-budget", 1).amplification).toBeLessThan(1.15);
+    expect(at("3-retries-breaker", 1).amplification).toBeLessThan(0.1);
+    // At 10% failure the budget grants almost every retry that is needed.
+    expect(at("3-retries-budget", 0.1).successRate).toBeGreaterThan(0.98);
+    expect(at("no-retries", 0.1).successRate).toBeLessThan(0.92);
+  });
+
+  it("metastable: one retry after a timeout keeps an overloaded server down after the outage; budget and breaker let it recover", () => {
+    for (const seed of [1, 2]) {
+      const { runs } = simulate({ scenario: "metastable", seed });
+      const by = Object.fromEntries(runs.map((r) => [r.strategy, r]));
+      expect(by["retry-once"]?.recovered, `seed ${seed}`).toBe(false);
+      // Stuck: nearly two attempts per request and most requests failing, long after the outage.
+      expect(by["retry-once"]?.amplification).toBeGreaterThan(1.5);
+      const late = by["retry-once"]?.series.slice(90) ?? [];
+      expect(late.every((s) => s.offered > 400)).toBe(true);
+      for (const name of ["no-retries", "retry-once-budget", "retry-once-breaker"]) {
+        expect(by[name]?.recovered, `${name}, seed ${seed}`).toBe(true);
+      }
+    }
+  }, 30_000);
 
   it("contention: each client writes once; without backoff the work grows fastest", () => {
     const { runs } = simulate({ scenario: "contention", clients: [1, 40], seed: 3 });
@@ -160,10 +194,10 @@ describe("simulate", () => {
 
   it("a bad option fails at once, naming it and what is allowed", () => {
     expect(() => simulate({ scenario: "storm" as never })).toThrow(
-      'scenario must be one of outage, contention, amplification, throttled-store; got "storm"',
+      'scenario must be one of outage, contention, amplification, throttled-store, metastable; got "storm"',
     );
     expect(() => simulate({ strategies: ["fixed", "yolo"] })).toThrow(
-      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel; got "yolo"',
+      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker; got "yolo"',
     );
     expect(() => simulate({ clients: [0] })).toThrow(OptionError);
     expect(() => simulate({ outage: { start: 290_000, length: 20_000 } })).toThrow("outage must be a window");

@@ -164,7 +164,9 @@ function charts(result: SimulationResult): LineChart[] {
   const context = [`${result.scenario} scenario`, `seed ${result.seed}`];
   if (p.server !== undefined) context.push(`server ${p.server}`);
   switch (result.scenario) {
-    case "outage": {
+    case "outage":
+    case "metastable": {
+      const prefix = result.scenario;
       const label = labeller(runs, false);
       const series = unique(runs.map(label));
       const outage = p.outage ?? null;
@@ -185,7 +187,7 @@ function charts(result: SimulationResult): LineChart[] {
       const time = { title: "time (s)", domain };
       return [
         {
-          file: "outage-concurrency.svg",
+          file: `${prefix}-concurrency.svg`,
           title: "Server concurrency",
           subtitle,
           x: time,
@@ -195,7 +197,7 @@ function charts(result: SimulationResult): LineChart[] {
           shade,
         },
         {
-          file: "outage-goodput.svg",
+          file: `${prefix}-goodput.svg`,
           title: "Goodput",
           subtitle,
           x: time,
@@ -205,7 +207,7 @@ function charts(result: SimulationResult): LineChart[] {
           shade,
         },
         {
-          file: "outage-timeouts.svg",
+          file: `${prefix}-timeouts.svg`,
           title: "Timeouts",
           subtitle,
           x: time,

@@ -18,7 +18,7 @@ export const SIMULATE_HELP = `robustly simulate: what each retry strategy does t
 
 Usage: robustly simulate [options]
 
-  --scenario NAME            outage (default), contention, amplification or throttled-store
+  --scenario NAME            outage (default), contention, amplification, throttled-store or metastable
   --strategies a,b           strategies to compare (default: all of the scenario's)
   --clients N[,N…]           client counts (defaults: outage 1000, contention 10,50,100, amplification 100,
                              throttled-store 50 workers)
@@ -86,7 +86,9 @@ export function simulateOptions(argv: readonly string[]): {
     if (!(options.duration > 0)) throw new UsageError(`--duration must be > 0; got "${v.duration}"`);
   }
   if (v.outage !== undefined) {
-    if (scenario !== "outage") throw new UsageError("--outage is for --scenario outage");
+    if (scenario !== "outage" && scenario !== "metastable") {
+      throw new UsageError("--outage is for --scenario outage or metastable");
+    }
     if (v.outage === "none") options.outage = null;
     else {
       const [start, length, extra] = v.outage.split(":");
@@ -171,7 +173,7 @@ const seconds = (ms: number | null) => (ms === null ? "—" : `${(ms / 1000).toF
 /** The comparison table, as plain text. */
 export function table(result: SimulationResult): string {
   const amplification = result.scenario === "amplification";
-  const outage = result.scenario === "outage";
+  const outage = result.scenario === "outage" || result.scenario === "metastable";
   const contention = result.scenario === "contention";
   const throttled = result.scenario === "throttled-store";
   const header = [

@@ -240,11 +240,15 @@ export interface CapacityServerOptions {
   capacity: number;
   /** The service time within capacity, ms; above capacity it is ten times longer. */
   latency: number;
+  /** An outage: requests that arrive meanwhile are lost (never answered; their clients time out). */
+  pause?: Pause | undefined;
+  /** The window over which the arrival rate is measured, ms. Default 1000. */
+  window?: number;
 }
 
 /**
- * A server with a fixed capacity: while the requests that arrived in the last second are within
- * `capacity`, a request takes `latency`; above it, ten times as long.
+ * A server with a fixed capacity: while the arrival rate (over the last `window` ms) is within `capacity`
+ * requests per second, a request takes `latency`; above it, ten times as long.
  */
 export class CapacityServer extends Base {
   readonly #options: CapacityServerOptions;
@@ -258,16 +262,22 @@ export class CapacityServer extends Base {
   }
 
   request(): Outcome<string> {
-    this.arrive();
     const now = this.sim.now;
+    const pause = this.#options.pause;
+    if (pause !== undefined && now >= pause.start && now < pause.end) {
+      this.recorder.offer(now);
+      return new Outcome<string>();
+    }
+    this.arrive();
     const recent = this.#recent;
     recent.push(now);
-    while (this.#head < recent.length && (recent[this.#head] as number) <= now - 1000) this.#head += 1;
+    const window = this.#options.window ?? 1000;
+    while (this.#head < recent.length && (recent[this.#head] as number) <= now - window) this.#head += 1;
     if (this.#head > 4096 && this.#head * 2 > recent.length) {
       this.#recent = recent.slice(this.#head);
       this.#head = 0;
     }
-    const rate = this.#recent.length - this.#head;
+    const rate = ((this.#recent.length - this.#head) * 1000) / window;
     const latency = rate <= this.#options.capacity ? this.#options.latency : 10 * this.#options.latency;
     const outcome = new Outcome<string>();
     this.sim.after(latency, () => this.answer(outcome, now, undefined));

@@ -25,16 +25,18 @@ import {
 import {
   AMPLIFICATION_STRATEGIES,
   CONTENTION_STRATEGIES,
-  OUTAGE_STRATEGIES,
+  METASTABLE_STRATEGIES,
+  OUTAGE_WITH_GUARDS,
   type Strategy,
   THROTTLED_STRATEGIES,
 } from "./strategies.js";
 
 export const SCENARIOS = {
-  outage: OUTAGE_STRATEGIES,
+  outage: OUTAGE_WITH_GUARDS,
   contention: CONTENTION_STRATEGIES,
   amplification: AMPLIFICATION_STRATEGIES,
   "throttled-store": THROTTLED_STRATEGIES,
+  metastable: METASTABLE_STRATEGIES,
 } as const;
 
 export type ScenarioName = keyof typeof SCENARIOS;
@@ -164,6 +166,7 @@ interface Population {
 function populate(sim: Simulation, recorder: Recorder, p: Population): void {
   const options = resolveOptions<unknown>({
     ...p.strategy.policy,
+    ...p.strategy.guards?.(sim.clock, sim.random),
     timeout: p.timeout,
     clock: sim.clock,
     random: sim.random,
@@ -331,7 +334,8 @@ function runOne(
   } else {
     const pause =
       r.outage === null ? undefined : { start: r.outage.start, end: r.outage.start + r.outage.length };
-    const kind = r.scenario === "amplification" ? "flaky" : r.server;
+    const kind =
+      r.scenario === "amplification" ? "flaky" : r.scenario === "metastable" ? "capacity" : r.server;
     const made =
       kind === "flaky"
         ? new FlakyServer(sim, recorder, timeout, {
@@ -339,19 +343,19 @@ function runOne(
             failureProbability: failureProbability ?? r.flakyServer.failureProbability,
           })
         : kind === "capacity"
-          ? new CapacityServer(sim, recorder, timeout, r.capacityServer)
+          ? new CapacityServer(sim, recorder, timeout, { ...r.capacityServer, pause })
           : new LatencyServer(sim, recorder, timeout, { ...r.latencyServer, pause });
     server = made;
     operation = () => made.request();
   }
-  const openLoop = r.scenario === "amplification";
+  const openLoop = r.scenario === "amplification" || r.scenario === "metastable";
   populate(sim, recorder, { clients, think, once, openLoop, timeout, strategy, operation });
   sampleEverySecond(sim, recorder, server);
   sim.run(r.duration, (now) => onSlice(now / r.duration), 5000);
   let recovered: boolean | null = null;
   let recoveryTime: number | null = null;
   let baseline: number | null = null;
-  if (r.scenario === "outage" && r.outage !== null) {
+  if ((r.scenario === "outage" || r.scenario === "metastable") && r.outage !== null) {
     const startS = Math.floor(r.outage.start / 1000);
     const endS = Math.ceil((r.outage.start + r.outage.length) / 1000);
     const warmupS = Math.min(10, Math.floor(startS / 2));
@@ -425,6 +429,12 @@ const DEFAULT_LATENCY: LatencyServerOptions = {
 };
 const DEFAULT_FLAKY: FlakyServerOptions = { failureProbability: 0.1, latency: 10 };
 const DEFAULT_CAPACITY: CapacityServerOptions = { capacity: 100, latency: 100 };
+/**
+ * The metastable scenario's server: 300 requests per second at 100 ms, ten times slower above (1 s). The
+ * rate is judged over 5 s: at 280 offered per second, a 1 s window would see Poisson noise above 300 one
+ * second in nine and slow down for no reason.
+ */
+const METASTABLE_CAPACITY: CapacityServerOptions = { capacity: 300, latency: 100, window: 5000 };
 const DEFAULT_STORE: VersionedStoreOptions = { networkMean: 10, networkSd: 2 };
 const DEFAULT_THROTTLED: ThrottledStoreOptions = {
   capacity: 100,
@@ -487,7 +497,9 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
         ? [100]
         : scenario === "throttled-store"
           ? [50]
-          : [1000],
+          : scenario === "metastable"
+            ? [280]
+            : [1000],
     positiveInteger,
     "positive integers",
   );
@@ -511,15 +523,19 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
       ? 600_000
       : scenario === "amplification"
         ? 60_000
-        : 300_000);
+        : scenario === "metastable"
+          ? 120_000
+          : 300_000);
   if (!(typeof duration === "number" && duration > 0 && Number.isFinite(duration))) {
     throw new OptionError("duration", duration, "a finite number of ms > 0");
   }
   const outage =
-    scenario !== "outage"
+    scenario !== "outage" && scenario !== "metastable"
       ? null
       : options.outage === undefined
-        ? { start: 20_000, length: 30_000 }
+        ? scenario === "metastable"
+          ? { start: 20_000, length: 10_000 }
+          : { start: 20_000, length: 30_000 }
         : options.outage;
   if (
     outage !== null &&
@@ -531,10 +547,11 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
       `a window { start >= 0, length > 0 } that ends within the duration (${duration} ms)`,
     );
   }
-  const think = options.think ?? (scenario === "amplification" ? 100 : 10_000);
+  const think =
+    options.think ?? (scenario === "amplification" ? 100 : scenario === "metastable" ? 1000 : 10_000);
   if (!(think > 0 && Number.isFinite(think)))
     throw new OptionError("think", think, "a finite number of ms > 0");
-  const timeout = options.timeout ?? 2000;
+  const timeout = options.timeout ?? (scenario === "metastable" ? 1000 : 2000);
   if (!(typeof timeout === "number" && !Number.isNaN(timeout)))
     throw new OptionError("timeout", timeout, "a number of ms (negative for none)");
   const server = options.server ?? "latency";
@@ -550,7 +567,10 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
     server,
     latencyServer: { ...DEFAULT_LATENCY, ...options.latencyServer },
     flakyServer: { ...DEFAULT_FLAKY, ...options.flakyServer },
-    capacityServer: { ...DEFAULT_CAPACITY, ...options.capacityServer },
+    capacityServer: {
+      ...(scenario === "metastable" ? METASTABLE_CAPACITY : DEFAULT_CAPACITY),
+      ...options.capacityServer,
+    },
     store: { ...DEFAULT_STORE, ...options.store },
     throttledStore: { ...DEFAULT_THROTTLED, ...options.throttledStore },
     batch: options.batch ?? 20_000,
@@ -592,7 +612,9 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
             ? "flaky"
             : scenario === "throttled-store"
               ? "throttled-store"
-              : "versioned-store",
+              : scenario === "metastable"
+                ? "capacity"
+                : "versioned-store",
       throttledStore: resolved.throttledStore,
       batch: scenario === "throttled-store" ? resolved.batch : null,
       latencyServer: resolved.latencyServer,

@@ -4,6 +4,8 @@
  */
 import { ResponsiveBackoff } from "../adaptive/responsive.js";
 import { backoff } from "../backoff/index.js";
+import { type CircuitBreaker, circuitBreaker } from "../breaker/circuit-breaker.js";
+import { type RetryBudget, retryBudget } from "../budget/retry-budget.js";
 import type { Clock } from "../core/clock.js";
 import type { Random } from "../core/random.js";
 import { jitter } from "../jitter/index.js";
@@ -22,6 +24,42 @@ export interface Strategy {
    * and each client also waits its current delay after a success, as seed 003's workers do.
    */
   readonly shared?: (clock: Clock, random: Random) => ResponsiveBackoff;
+  /** A retry budget or a circuit breaker that all clients of one run share (made afresh for each run). */
+  readonly guards?: (clock: Clock, random: Random) => { budget?: RetryBudget; breaker?: CircuitBreaker };
+}
+
+/** The budget the scenarios compare: retries at most 10% of requests, plus 1 per second (Finagle's form). */
+const tenPercent = (clock: Clock) => ({
+  budget: retryBudget({ ratio: 0.1, minPerSecond: 1, ttl: 10_000, clock }),
+});
+/** The breaker they compare: opens at half the calls failing (20 or more in 10 s), open 1 s, then longer. */
+const halfFailing = (clock: Clock, random: Random) => ({
+  breaker: circuitBreaker({
+    failureRatio: 0.5,
+    minimumThroughput: 20,
+    window: 10_000,
+    openFor: backoff.exponential({ base: 1000, max: 30_000 }),
+    clock,
+    random,
+  }),
+});
+
+/** `strategy` with a shared budget, and with a shared breaker. */
+function guarded(strategy: Strategy): Strategy[] {
+  return [
+    {
+      ...strategy,
+      name: `${strategy.name}-budget`,
+      description: `${strategy.description}; a shared retry budget: retries at most 10% of requests + 1/s`,
+      guards: tenPercent,
+    },
+    {
+      ...strategy,
+      name: `${strategy.name}-breaker`,
+      description: `${strategy.description}; a shared circuit breaker: opens at 50% failures (≥ 20 calls in 10 s), for 1 s, then longer`,
+      guards: halfFailing,
+    },
+  ];
 }
 
 /**
@@ -101,6 +139,12 @@ export const OUTAGE_STRATEGIES: readonly Strategy[] = [
   },
 ];
 
+/** The outage scenario's strategies, with the budget and breaker variants of robustly's defaults. */
+export const OUTAGE_WITH_GUARDS: readonly Strategy[] = [
+  ...OUTAGE_STRATEGIES,
+  ...guarded(OUTAGE_STRATEGIES.find((s) => s.name === "robustly") as Strategy),
+];
+
 /** Seed 000 and AWS's experiment: base 5 ms, cap 2 s, retries until the write lands. */
 const contention = (b: RetryPolicy["backoff"], j: RetryPolicy["jitter"]): RetryPolicy => ({
   maxRetries: -1,
@@ -149,7 +193,7 @@ export const CONTENTION_STRATEGIES: readonly Strategy[] = [
   },
 ];
 
-export const AMPLIFICATION_STRATEGIES: readonly Strategy[] = [
+const AMPLIFICATION_BASE: readonly Strategy[] = [
   {
     name: "no-retries",
     description: "one attempt per request",
@@ -166,6 +210,29 @@ export const AMPLIFICATION_STRATEGIES: readonly Strategy[] = [
       jitter: jitter.full(),
     },
   },
+];
+
+export const AMPLIFICATION_STRATEGIES: readonly Strategy[] = [
+  ...AMPLIFICATION_BASE,
+  ...guarded(AMPLIFICATION_BASE[1] as Strategy),
+];
+
+const retryOnce: Strategy = {
+  name: "retry-once",
+  description: "one retry after a 1 s timeout, no backoff",
+  source: "the metastability setup (Bronson et al., HotOS 2021)",
+  policy: { maxRetries: 1, backoff: backoff.none(), jitter: jitter.none() },
+};
+
+export const METASTABLE_STRATEGIES: readonly Strategy[] = [
+  {
+    name: "no-retries",
+    description: "one attempt per request",
+    source: "a baseline",
+    policy: { maxRetries: 0 },
+  },
+  retryOnce,
+  ...guarded(retryOnce),
 ];
 
 export const THROTTLED_STRATEGIES: readonly Strategy[] = [
