@@ -45,6 +45,16 @@ export {
   type TokenBudgetOptions,
 } from "./budget/retry-budget.js";
 export {
+  type ChaosEvent,
+  type ChaosMetrics,
+  type ChaosOperation,
+  type ChaosOptions,
+  chaos,
+  type FaultInjection,
+  type LatencyInjection,
+  type ResultInjection,
+} from "./chaos/index.js";
+export {
   type BackoffConfig,
   backoffFromConfig,
   fromConfig,
@@ -58,7 +68,29 @@ export { type CancelTimer, type Clock, MAX_TIMER_DELAY, sleep, systemClock } fro
 export { OptionError, PermanentError, RetryableResultError, TimeoutError } from "./core/errors.js";
 export type { Disposable } from "./core/events.js";
 export { type Random, seededRandom, systemRandom } from "./core/random.js";
+export {
+  type HedgeContext,
+  type HedgeDelay,
+  type HedgeEvent,
+  HedgeLostError,
+  type HedgeOptions,
+  type HedgeTrigger,
+  hedge,
+  type LatencyTracker,
+  type LatencyTrackerOptions,
+  latencyTracker,
+  type PercentileDelay,
+} from "./hedge/index.js";
 export { type RetryAfterOptions, type RetryAfterSource, retryAfter } from "./http/retry-after.js";
+export {
+  FETCH_DEFAULTS,
+  type FetchLike,
+  isNetworkError,
+  type RobustFetch,
+  type RobustFetchOptions,
+  robustFetch,
+  withRetry,
+} from "./http/robust-fetch.js";
 export type {
   DecorrelatedAwsOptions,
   EqualJitterOptions,

@@ -1,0 +1,223 @@
+/**
+ * Fault injection, after Polly v8's chaos strategies (App-vNext/Polly, `src/Polly.Core/Simmy/`): wrap an
+ * operation so that, at chosen rates, a call waits before it runs (latency), throws instead of running
+ * (fault), or returns a value instead of running (result). Test retries, hedging, timeouts and breakers
+ * against the failures they exist for, on purpose and reproducibly: with a seeded `Random` the same seed
+ * injects the same sequence.
+ */
+import { type Clock, MAX_TIMER_DELAY, sleep, systemClock } from "../core/clock.js";
+import { OptionError } from "../core/errors.js";
+import { type Random, systemRandom } from "../core/random.js";
+import { clampDelay, finiteAtLeast, knownKeys, optionalFunction } from "../core/validate.js";
+
+/** Throw `error` instead of calling the operation, in a share `rate` of the calls. */
+export interface FaultInjection {
+  /** The share of calls, in [0, 1]. */
+  rate: number;
+  /** The error to throw, or a function making a fresh one for each injection. */
+  error: Error | (() => Error);
+}
+
+/** Wait `ms` before the call goes on, in a share `rate` of the calls. */
+export interface LatencyInjection {
+  /** The share of calls, in [0, 1]. */
+  rate: number;
+  /** The wait in ms (a finite number >= 0), or a function drawing it from the chaos `Random`. */
+  ms: number | ((random: Random) => number);
+}
+
+/** Return `value` instead of calling the operation, in a share `rate` of the calls. */
+export interface ResultInjection<T> {
+  /** The share of calls, in [0, 1]. */
+  rate: number;
+  /**
+   * The value to return, or a function making it for each injection (to inject a function itself, return
+   * it from one: `value: () => fn`).
+   */
+  value: T | (() => T);
+}
+
+export interface ChaosOptions<T> {
+  latency?: LatencyInjection;
+  fault?: FaultInjection;
+  result?: ResultInjection<T>;
+  /** Whether chaos injects anything; a function is asked at each call. Default true. */
+  enabled?: boolean | (() => boolean);
+  /**
+   * Aborts an injected wait (the call then rejects with the signal's reason). A call whose first argument
+   * holds an AbortSignal as `signal` (as `retry`'s and `hedge`'s contexts do) uses that one instead.
+   */
+  signal?: AbortSignal;
+  /** Called on each injection. A listener that throws is ignored: chaos must not add faults of its own. */
+  onInject?: (event: ChaosEvent<T>) => void;
+  /** Decides the injections. Default `systemRandom`; pass `seededRandom(seed)` to replay a run. */
+  random?: Random;
+  /** Times the injected waits. Default `systemClock`. */
+  clock?: Clock;
+}
+
+/** One injection. */
+export type ChaosEvent<T> =
+  | { readonly kind: "latency"; readonly ms: number }
+  | { readonly kind: "fault"; readonly error: Error }
+  | { readonly kind: "result"; readonly value: T };
+
+/** What a chaos-wrapped operation has injected since it was made (or reset). */
+export interface ChaosMetrics {
+  /** Calls made to the wrapper. */
+  readonly calls: number;
+  /** Calls that waited first. */
+  readonly latencies: number;
+  /** Calls that threw an injected error. */
+  readonly faults: number;
+  /** Calls that returned an injected value. */
+  readonly results: number;
+}
+
+/** The wrapped operation: same arguments, always a promise, plus its counts. */
+export type ChaosOperation<A extends unknown[], T> = ((...args: A) => Promise<T>) & {
+  /** A copy of the counts so far. */
+  metrics(): ChaosMetrics;
+  /** Sets the counts back to 0. */
+  reset(): void;
+};
+
+function rate(where: string, injection: { rate?: unknown }): number {
+  return finiteAtLeast(`${where}.rate`, injection.rate, 0, 1);
+}
+
+function checkInjection(where: string, value: unknown, keys: readonly string[]): void {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new OptionError(where, value, `an object { ${keys.join(", ")} }`);
+  }
+  knownKeys(where, value, keys);
+}
+
+function checkOptions<T>(options: ChaosOptions<T>): void {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new OptionError("chaos: options", options, "an object");
+  }
+  knownKeys("chaos", options, [
+    "latency",
+    "fault",
+    "result",
+    "enabled",
+    "signal",
+    "onInject",
+    "random",
+    "clock",
+  ]);
+  const { latency, fault, result } = options;
+  if (latency !== undefined) {
+    checkInjection("chaos: latency", latency, ["rate", "ms"]);
+    rate("chaos: latency", latency);
+    if (typeof latency.ms !== "function") finiteAtLeast("chaos: latency.ms", latency.ms, 0);
+  }
+  if (fault !== undefined) {
+    checkInjection("chaos: fault", fault, ["rate", "error"]);
+    rate("chaos: fault", fault);
+    if (!(fault.error instanceof Error) && typeof fault.error !== "function") {
+      throw new OptionError("chaos: fault.error", fault.error, "an Error or a function returning one");
+    }
+  }
+  if (result !== undefined) {
+    checkInjection("chaos: result", result, ["rate", "value"]);
+    rate("chaos: result", result);
+  }
+  const enabled = options.enabled;
+  if (enabled !== undefined && typeof enabled !== "boolean" && typeof enabled !== "function") {
+    throw new OptionError("chaos: enabled", enabled, "true, false or a function returning one");
+  }
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new OptionError("chaos: signal", options.signal, "an AbortSignal");
+  }
+  optionalFunction("chaos: onInject", options.onInject);
+  optionalFunction("chaos: random", options.random);
+  const clock = options.clock;
+  if (clock !== undefined && (typeof clock?.now !== "function" || typeof clock.setTimer !== "function")) {
+    throw new OptionError("chaos: clock", clock, "a Clock ({ now, setTimer })");
+  }
+}
+
+/** The `signal` of the call's first argument, when it has one. */
+function signalOf(first: unknown): AbortSignal | undefined {
+  if (first === null || typeof first !== "object") return undefined;
+  const signal = (first as { signal?: unknown }).signal;
+  return signal instanceof AbortSignal ? signal : undefined;
+}
+
+/**
+ * Wraps `operation` so that its calls suffer injected latency, faults and results at the given rates.
+ * Each call draws once from `random` for each configured injection, in the order latency, fault,
+ * result, all at the moment it is called, so that the same seed and the same calls inject the same
+ * sequence whatever the timing. A call may get both a wait and then a fault or result; a fault takes
+ * precedence over a result. Options are checked at once: a bad one throws here.
+ *
+ * @example
+ * const flaky = chaos(fetchUser, { fault: { rate: 0.3, error: () => new Error("injected") }, random: seededRandom(7) });
+ * await retry(flaky, { maxRetries: 10 }); // does the retry policy cope with 30% failures?
+ * flaky.metrics(); // { calls: 4, latencies: 0, faults: 3, results: 0 }
+ */
+export function chaos<A extends unknown[], T>(
+  operation: (...args: A) => T | PromiseLike<T>,
+  options: ChaosOptions<T>,
+): ChaosOperation<A, T> {
+  if (typeof operation !== "function") throw new OptionError("chaos: operation", operation, "a function");
+  checkOptions(options);
+  const { latency, fault, result, onInject } = options;
+  const enabled = options.enabled ?? true;
+  const random = options.random ?? systemRandom;
+  const clock = options.clock ?? systemClock;
+  let calls = 0;
+  let latencies = 0;
+  let faults = 0;
+  let results = 0;
+
+  const report = (event: ChaosEvent<T>): void => {
+    if (onInject === undefined) return;
+    try {
+      onInject(event);
+    } catch {
+      // A listener's failure must not become a fault chaos did not mean to inject.
+    }
+  };
+
+  const wrapped = async (...args: A): Promise<T> => {
+    calls += 1;
+    if (!(typeof enabled === "function" ? enabled() : enabled)) return operation(...args);
+    // Every draw happens now, before any wait, so the sequence does not depend on timing.
+    const wait = latency !== undefined && random() < latency.rate;
+    const throws = fault !== undefined && random() < fault.rate;
+    const replaces = result !== undefined && random() < result.rate;
+    if (wait) {
+      const ms = typeof latency.ms === "function" ? latency.ms(random) : latency.ms;
+      const delay = clampDelay("chaos: latency.ms", ms, MAX_TIMER_DELAY);
+      latencies += 1;
+      report({ kind: "latency", ms: delay });
+      await sleep(clock, delay, signalOf(args[0]) ?? options.signal);
+    }
+    if (throws) {
+      const error = typeof fault.error === "function" ? fault.error() : fault.error;
+      faults += 1;
+      report({ kind: "fault", error });
+      throw error;
+    }
+    if (replaces) {
+      const value = typeof result.value === "function" ? (result.value as () => T)() : result.value;
+      results += 1;
+      report({ kind: "result", value });
+      return value;
+    }
+    return operation(...args);
+  };
+
+  return Object.assign(wrapped, {
+    metrics: (): ChaosMetrics => ({ calls, latencies, faults, results }),
+    reset: (): void => {
+      calls = 0;
+      latencies = 0;
+      faults = 0;
+      results = 0;
+    },
+  });
+}
