@@ -6,6 +6,7 @@ export default defineConfig({
     alias: {
       "robustly/testing": fileURLToPath(new URL("./src/testing.ts", import.meta.url)),
       "robustly/sim": fileURLToPath(new URL("./src/sim/index.ts", import.meta.url)),
+      "robustly/telemetry": fileURLToPath(new URL("./src/telemetry/index.ts", import.meta.url)),
       robustly: fileURLToPath(new URL("./src/index.ts", import.meta.url)),
     },
   },

@@ -1,0 +1,105 @@
+/**
+ * An OpenTelemetry bridge: robustly's events recorded as OpenTelemetry metrics. It takes a `Meter` from
+ * the application's own OpenTelemetry setup (`metrics.getMeter("robustly")`) and never imports
+ * `@opentelemetry/api` itself (the import below is of types only), so the library keeps no runtime
+ * dependency; `@opentelemetry/api` is an optional peer dependency, for the types.
+ */
+import type { Attributes, Counter, Histogram, Meter } from "@opentelemetry/api";
+import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
+import type { RetryBudget } from "../budget/retry-budget.js";
+import { OptionError, TimeoutError } from "../core/errors.js";
+import type { Disposable } from "../core/events.js";
+import type { RetryOptions } from "../policy/options.js";
+
+export interface TelemetryOptions {
+  /** Where the instruments are created. */
+  meter: Meter;
+  /** Added to every measurement, e.g. `{ "robustly.policy": "payments" }`. */
+  attributes?: Attributes;
+}
+
+/** The instruments, by name (all prefixed `robustly.`). */
+export interface Telemetry {
+  /**
+   * `options` with callbacks that record every attempt, retry, delay and timeout, then call the
+   * callbacks `options` already had.
+   */
+  instrument<T>(options?: RetryOptions<T>): RetryOptions<T>;
+  /** Records a breaker's state changes and rejections, or a budget's refusals, until disposed. */
+  observe(policy: CircuitBreaker | RetryBudget, name?: string): Disposable;
+}
+
+/**
+ * @example
+ * import { metrics } from "@opentelemetry/api";
+ * const telemetry = openTelemetry({ meter: metrics.getMeter("robustly") });
+ * await retry(op, telemetry.instrument({ maxRetries: 3, breaker }));
+ * telemetry.observe(breaker, "payments");
+ */
+export function openTelemetry(options: TelemetryOptions): Telemetry {
+  const meter = options?.meter;
+  if (
+    meter === undefined ||
+    typeof meter.createCounter !== "function" ||
+    typeof meter.createHistogram !== "function"
+  ) {
+    throw new OptionError("openTelemetry: meter", meter, "an OpenTelemetry Meter (metrics.getMeter(…))");
+  }
+  const base: Attributes = { ...options.attributes };
+  const attempts: Counter = meter.createCounter("robustly.attempts", {
+    description: "Attempts made, by outcome (success, failure, timeout)",
+  });
+  const retries: Counter = meter.createCounter("robustly.retries", { description: "Retries begun" });
+  const delays: Histogram = meter.createHistogram("robustly.retry.delay", {
+    description: "The delay slept before a retry",
+    unit: "ms",
+  });
+  const transitions: Counter = meter.createCounter("robustly.breaker.transitions", {
+    description: "Circuit breaker state changes, by from and to",
+  });
+  const rejections: Counter = meter.createCounter("robustly.breaker.rejections", {
+    description: "Calls refused because the circuit was open",
+  });
+  const refusals: Counter = meter.createCounter("robustly.budget.refusals", {
+    description: "Retries refused by a retry budget",
+  });
+
+  return {
+    instrument<T>(given: RetryOptions<T> = {}): RetryOptions<T> {
+      const { onSuccess, onError, onRetry } = given;
+      return {
+        ...given,
+        onSuccess: (value: T) => {
+          attempts.add(1, { ...base, "robustly.outcome": "success" });
+          onSuccess?.(value);
+        },
+        onError: (error: unknown, count: number) => {
+          const outcome = error instanceof TimeoutError ? "timeout" : "failure";
+          attempts.add(1, { ...base, "robustly.outcome": outcome });
+          onError?.(error, count);
+        },
+        onRetry: (event) => {
+          retries.add(1, base);
+          delays.record(event.delay, base);
+          onRetry?.(event);
+        },
+      };
+    },
+    observe(policy: CircuitBreaker | RetryBudget, name?: string): Disposable {
+      const attributes: Attributes = name === undefined ? base : { ...base, "robustly.name": name };
+      if ("acquire" in policy) {
+        const changes = policy.on("change", ({ from, to }) =>
+          transitions.add(1, { ...attributes, "robustly.from": from, "robustly.to": to }),
+        );
+        const rejected = policy.on("rejected", () => rejections.add(1, attributes));
+        return {
+          dispose() {
+            changes.dispose();
+            rejected.dispose();
+          },
+        };
+      }
+      return policy.on("refused", () => refusals.add(1, attributes));
+    },
+  };
+}

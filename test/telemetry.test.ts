@@ -1,0 +1,87 @@
+import type { Attributes, Meter } from "@opentelemetry/api";
+import { backoff, circuitBreaker, jitter, retry, retryBudget, TimeoutError } from "robustly";
+import { openTelemetry } from "robustly/telemetry";
+import { VirtualClock } from "robustly/testing";
+import { describe, expect, it } from "vitest";
+import { drive } from "./support/drive.js";
+
+/** A Meter that records every measurement, standing in for an OpenTelemetry SDK. */
+function recordingMeter() {
+  const recorded: { name: string; value: number; attributes: Attributes | undefined }[] = [];
+  const instrument = (name: string) => ({
+    add: (value: number, attributes?: Attributes) => recorded.push({ name, value, attributes }),
+    record: (value: number, attributes?: Attributes) => recorded.push({ name, value, attributes }),
+  });
+  const meter = { createCounter: instrument, createHistogram: instrument } as unknown as Meter;
+  const sum = (name: string, where: (a: Attributes | undefined) => boolean = () => true) =>
+    recorded.filter((r) => r.name === name && where(r.attributes)).reduce((total, r) => total + r.value, 0);
+  return { meter, recorded, sum };
+}
+
+describe("openTelemetry", () => {
+  it("records attempts by outcome, retries and their delays, and keeps the caller's callbacks", async () => {
+    const { meter, recorded, sum } = recordingMeter();
+    const telemetry = openTelemetry({ meter, attributes: { "robustly.policy": "test" } });
+    const clock = new VirtualClock();
+    let n = 0;
+    const seen: string[] = [];
+    const result = await drive(
+      clock,
+      retry(
+        () => {
+          n += 1;
+          if (n === 1) return new Promise(() => {}); // times out
+          if (n === 2) throw new Error("down");
+          return "ok";
+        },
+        telemetry.instrument({
+          clock,
+          timeout: 100,
+          backoff: backoff.constant({ base: 250 }),
+          jitter: jitter.none(),
+          onError: (e) => seen.push(e instanceof TimeoutError ? "timeout" : "error"),
+          onSuccess: () => seen.push("success"),
+        }),
+      ),
+    );
+    expect(result).toEqual({ ok: true, value: "ok" });
+    expect(seen).toEqual(["timeout", "error", "success"]);
+    const outcome = (o: string) => (a: Attributes | undefined) => a?.["robustly.outcome"] === o;
+    expect(sum("robustly.attempts", outcome("timeout"))).toBe(1);
+    expect(sum("robustly.attempts", outcome("failure"))).toBe(1);
+    expect(sum("robustly.attempts", outcome("success"))).toBe(1);
+    expect(sum("robustly.retries")).toBe(2);
+    expect(recorded.filter((r) => r.name === "robustly.retry.delay").map((r) => r.value)).toEqual([250, 250]);
+    expect(recorded.every((r) => r.attributes?.["robustly.policy"] === "test")).toBe(true);
+  });
+
+  it("records a breaker's state changes and rejections, and a budget's refusals, until disposed", async () => {
+    const { meter, sum } = recordingMeter();
+    const telemetry = openTelemetry({ meter });
+    const clock = new VirtualClock();
+    const breaker = circuitBreaker({ consecutiveFailures: 1, clock });
+    const budget = retryBudget({ maxTokens: 2, tokenRatio: 1 });
+    const watching = [telemetry.observe(breaker, "db"), telemetry.observe(budget)];
+    await breaker.execute(() => Promise.reject(new Error("x"))).catch(() => undefined);
+    await breaker.execute(() => "refused").catch(() => undefined);
+    budget.failed();
+    budget.tryRetry();
+    expect(
+      sum(
+        "robustly.breaker.transitions",
+        (a) => a?.["robustly.to"] === "open" && a?.["robustly.name"] === "db",
+      ),
+    ).toBe(1);
+    expect(sum("robustly.breaker.rejections")).toBe(1);
+    expect(sum("robustly.budget.refusals")).toBe(1);
+    for (const w of watching) w.dispose();
+    await breaker.execute(() => "refused").catch(() => undefined);
+    expect(sum("robustly.breaker.rejections")).toBe(1);
+  });
+
+  it("needs a meter", () => {
+    expect(() => openTelemetry({ meter: {} as Meter })).toThrow(
+      "openTelemetry: meter must be an OpenTelemetry Meter",
+    );
+  });
+});
