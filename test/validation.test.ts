@@ -386,6 +386,8 @@ describe("unknown keys", () => {
     "budget",
     "breaker",
     "delayFrom",
+    "hedge",
+    "chaos",
   ];
 
   it("top-level options reject an unknown key", () => {

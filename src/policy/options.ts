@@ -7,10 +7,12 @@ import { exponential } from "../backoff/exponential.js";
 import type { Backoff, BackoffLike } from "../backoff/types.js";
 import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
+import type { ChaosOptions } from "../chaos/chaos.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
 import { finiteAbove, knownKeys, limit, optionalFunction } from "../core/validate.js";
+import type { HedgeOptions } from "../hedge/hedge.js";
 import { toJitter } from "../jitter/common.js";
 import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
@@ -99,6 +101,13 @@ export interface RetryOptions<T = unknown> extends RetryPolicy {
   budget?: RetryBudget;
   /** A circuit breaker shared by many calls (`circuitBreaker()`): while open, the call fails at once with `BrokenCircuitError`. */
   breaker?: CircuitBreaker;
+  /**
+   * Hedge every attempt (`hedge()`'s options): within one attempt, another starts if the first has not
+   * answered within the delay; the attempt's timeout and the caller's signal cover them all.
+   */
+  hedge?: Omit<HedgeOptions, "signal">;
+  /** Inject faults, latency or results into the operation (`chaos()`'s options), e.g. in a test. */
+  chaos?: ChaosOptions<T>;
 }
 
 /** A policy with every default filled in and every value checked. */
@@ -150,6 +159,8 @@ const OPTION_KEYS = [
   "random",
   "budget",
   "breaker",
+  "hedge",
+  "chaos",
 ] as const;
 
 /** The defaults, documented in the README. */

@@ -1,4 +1,6 @@
+import { chaos } from "../chaos/chaos.js";
 import { OptionError } from "../core/errors.js";
+import { hedge } from "../hedge/hedge.js";
 import {
   type AttemptContext,
   type ResolvedOptions,
@@ -6,6 +8,35 @@ import {
   resolveOptions,
 } from "../policy/options.js";
 import { runLoop } from "./loop.js";
+
+type Operation<T> = (context: AttemptContext) => T | PromiseLike<T>;
+
+/**
+ * The operation as the options' `chaos` and `hedge` make it: faults injected into each call, and each
+ * attempt hedged (the hedges share the attempt's signal, so its timeout and the caller's abort end them all).
+ */
+function decorate<T>(
+  operation: Operation<T>,
+  options: RetryOptions<T>,
+  resolved: ResolvedOptions<T>,
+): Operation<T> {
+  let op = operation;
+  if (options.chaos !== undefined) {
+    const injected = chaos(operation, { clock: resolved.clock, random: resolved.random, ...options.chaos });
+    op = (context) => injected(context);
+  }
+  if (options.hedge !== undefined) {
+    const inner = op;
+    const hedging = options.hedge;
+    op = (context) =>
+      hedge(
+        // Each hedged attempt sees the attempt's context with its own signal.
+        ({ signal }) => inner(Object.create(context, { signal: { value: signal } }) as AttemptContext),
+        { clock: resolved.clock, ...hedging, signal: context.signal },
+      );
+  }
+  return op;
+}
 
 // Calls without options share one resolved default policy.
 const defaults: ResolvedOptions<unknown> = resolveOptions(undefined);
@@ -67,8 +98,11 @@ export function retry<T>(
 ): Promise<T> {
   try {
     checkOperation(operation);
-    const resolved = options === undefined ? defaults : resolveOnce(options);
-    return runLoop(operation, resolved as ResolvedOptions<T>);
+    const resolved = (options === undefined ? defaults : resolveOnce(options)) as ResolvedOptions<T>;
+    if (options?.hedge !== undefined || options?.chaos !== undefined) {
+      return runLoop(decorate(operation, options, resolved), resolved);
+    }
+    return runLoop(operation, resolved);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -88,6 +122,18 @@ export function wrap<A extends unknown[], T>(
 ): (...args: A) => Promise<T> {
   checkOperation(operation);
   const resolved = resolveOptions(options);
+  if (options?.hedge !== undefined || options?.chaos !== undefined) {
+    // The arguments travel on the context, so that one decorated operation (one chaos wrapper, whose
+    // counts then cover every call) serves all calls.
+    type Carrying = AttemptContext & { readonly args: A };
+    const decorated = decorate(
+      (context: AttemptContext) => operation(context, ...(context as Carrying).args),
+      options,
+      resolved,
+    );
+    return (...args: A) =>
+      runLoop((context) => decorated(Object.assign(Object.create(context), { args })), resolved);
+  }
   // Without arguments (the common case) a call allocates neither an argument list nor a closure.
   const direct = (context: AttemptContext) => operation(context, ...([] as unknown as A));
   return function wrapped(): Promise<T> {
