@@ -162,6 +162,8 @@ export class LatencyServer extends Base {
       this.#accept(arrival, now, outcome);
     }
     if (this.concurrency > this.recorder.peakConcurrency) this.recorder.peakConcurrency = this.concurrency;
+    // Requests accepted before the pause are served again from now on, even if none arrived meanwhile.
+    if (!this.#ticking && this.#head < this.#accepted.length) this.#scheduleTick();
   }
 
   #scheduleTick(): void {
