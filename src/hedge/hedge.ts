@@ -13,7 +13,7 @@ import { OptionError, PermanentError } from "../core/errors.js";
 import { Events } from "../core/events.js";
 import type { Random } from "../core/random.js";
 import { boolean, finiteAtLeast, integerAtLeast, knownKeys, optionalFunction } from "../core/validate.js";
-import { isThenable } from "../retry/call.js";
+import { invoke } from "../retry/call.js";
 import type { LatencyTracker } from "./latency-tracker.js";
 
 /** What each attempt of a hedged call receives. */
@@ -301,26 +301,11 @@ class HedgedCall<T> {
       controller: new AbortController(),
     };
     this.#running.add(running);
-    let result: T | PromiseLike<T>;
-    try {
-      result = this.#operation({ attempt: running.attempt, signal: running.controller.signal });
-    } catch (error) {
-      this.#failed(running, error);
-      return;
-    }
-    if (!isThenable(result)) {
-      this.#succeeded(running, result);
-      return;
-    }
-    try {
-      result.then(
-        (value) => this.#succeeded(running, value),
-        (error: unknown) => this.#failed(running, error),
-      );
-    } catch (error) {
-      // A thenable whose `then` throws: that is the attempt's error.
-      this.#failed(running, error);
-    }
+    invoke(
+      () => this.#operation({ attempt: running.attempt, signal: running.controller.signal }),
+      (value) => this.#succeeded(running, value),
+      (error) => this.#failed(running, error),
+    );
   }
 
   #succeeded(running: Running, value: T): void {

@@ -41,6 +41,35 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
+/**
+ * Calls `run` and reports its outcome through exactly one of `onValue` or `onError`: a synchronous value
+ * or throw at once, a thenable's when it settles (a thenable whose `then` throws reports that error).
+ * Written with callbacks so that a thenable that settles synchronously (the simulator's) is reported
+ * synchronously too.
+ */
+export function invoke<T>(
+  run: () => T | PromiseLike<T>,
+  onValue: (value: T) => void,
+  onError: (error: unknown) => void,
+): void {
+  let result: T | PromiseLike<T>;
+  try {
+    result = run();
+  } catch (error) {
+    onError(error);
+    return;
+  }
+  if (!isThenable(result)) {
+    onValue(result as T);
+    return;
+  }
+  try {
+    (result as PromiseLike<T>).then(onValue, onError);
+  } catch (error) {
+    onError(error);
+  }
+}
+
 /** True when `value` ends the call (retryOnResult does not ask for another attempt); calls onSuccess then. */
 export function accepted<T>(options: ResolvedOptions<T>, value: T): boolean {
   if (options.retryOnResult?.(value)) return false;
@@ -165,26 +194,11 @@ export class RetryCall<T> {
     if (options.timeout !== Number.POSITIVE_INFINITY) {
       this.#cancelTimer = options.clock.setTimer(options.timeout, this.#onTimeout);
     }
-    let result: T | PromiseLike<T>;
-    try {
-      result = this.#operation(attempt);
-    } catch (error) {
-      this.#failed(attempt, error);
-      return;
-    }
-    if (!isThenable(result)) {
-      this.#succeeded(attempt, result);
-      return;
-    }
-    try {
-      result.then(
-        (value) => this.#succeeded(attempt, value),
-        (error: unknown) => this.#failed(attempt, error),
-      );
-    } catch (error) {
-      // A thenable whose `then` throws: that is the attempt's error.
-      this.#failed(attempt, error);
-    }
+    invoke(
+      () => this.#operation(attempt),
+      (value) => this.#succeeded(attempt, value),
+      (error) => this.#failed(attempt, error),
+    );
   }
 
   /** Ends `attempt` if it is still the one in progress; false for a late or repeated outcome. */
