@@ -3,6 +3,8 @@
  * value and what is allowed.
  */
 
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
 /** A bad command line: the CLI prints its message and exits with status 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
@@ -49,4 +51,19 @@ export function oneOf<T extends string>(flag: string, text: string, allowed: rea
     throw new UsageError(`--${flag} must be one of ${allowed.join(", ")}; got "${text}"`);
   }
   return text as T;
+}
+
+/**
+ * Parses a command's arguments with Node's own `util.parseArgs` (strict: an unknown flag is an error); a
+ * mistake becomes a UsageError that points at the command's `--help`.
+ */
+export function parseCommand<T extends ParseArgsConfig>(
+  command: string,
+  config: T,
+): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\nRun robustly ${command} --help for the options.`);
+  }
 }

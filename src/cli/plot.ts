@@ -6,7 +6,6 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import type { TopLevelSpec } from "vega-lite";
 import { toBackoff } from "../backoff/common.js";
 import { backoff as backoffs } from "../backoff/index.js";
@@ -17,7 +16,7 @@ import { jitter as jitters } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
 import { DEFAULTS, type RetryOptions } from "../policy/options.js";
 import { delays } from "../retry/delays.js";
-import { integer, UsageError } from "./args.js";
+import { integer, parseCommand } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyConfig, policyOptions } from "./policy-flags.js";
 import { CHART_CONFIG, escapeHtml, load, renderSpec, STYLE, symlogScale } from "./report.js";
 import { SEED_001_STRATEGIES, schedule } from "./schedule.js";
@@ -545,12 +544,7 @@ export async function runPlot(
   argv: readonly string[],
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\nRun robustly plot --help for the options.`);
-  }
+  const parsed = parse(argv);
   const v = parsed.values;
   if (v.help === true) {
     out.write(PLOT_HELP);
@@ -599,7 +593,7 @@ export async function runPlot(
 }
 
 function parse(argv: readonly string[]) {
-  return parseArgs({
+  return parseCommand("plot", {
     args: [...argv],
     strict: true,
     allowPositionals: false,

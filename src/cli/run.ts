@@ -7,10 +7,9 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
-import { parseArgs } from "node:util";
 import { TimeoutError } from "../core/errors.js";
 import { retry } from "../retry/retry.js";
-import { duration, integer, list, UsageError } from "./args.js";
+import { duration, integer, list, parseCommand, UsageError } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
 import { human } from "./schedule.js";
 
@@ -89,12 +88,7 @@ export async function runRun(
   argv: readonly string[],
   stderr: NodeJS.WritableStream = process.stderr,
 ): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\nRun robustly run --help for the options.`);
-  }
+  const parsed = parse(argv);
   const v = parsed.values;
   if (v.help === true) {
     process.stdout.write(RUN_HELP);
@@ -231,7 +225,7 @@ export async function runRun(
 }
 
 function parse(argv: readonly string[]) {
-  return parseArgs({
+  return parseCommand("run", {
     args: [...argv],
     strict: true,
     allowPositionals: true,

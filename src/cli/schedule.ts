@@ -2,7 +2,6 @@
  * `robustly schedule`: what a policy sleeps before each retry (the raw backoff, the jittered delay, the
  * final delay and the running total), and seed 001's "Total Delays" comparison.
  */
-import { parseArgs } from "node:util";
 import { toBackoff } from "../backoff/common.js";
 import { backoff as backoffs } from "../backoff/index.js";
 import type { Backoff } from "../backoff/types.js";
@@ -11,7 +10,7 @@ import { jitter as jitters } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
 import type { RetryOptions } from "../policy/options.js";
 import { delays } from "../retry/delays.js";
-import { integer, list, UsageError } from "./args.js";
+import { integer, list, parseCommand } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
 
 export const SCHEDULE_HELP = `robustly schedule: the delays a retry policy sleeps
@@ -119,12 +118,7 @@ export async function runSchedule(
   argv: readonly string[],
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\nRun robustly schedule --help for the options.`);
-  }
+  const parsed = parse(argv);
   const v = parsed.values;
   if (v.help === true) {
     out.write(SCHEDULE_HELP);
@@ -172,7 +166,7 @@ export async function runSchedule(
 }
 
 function parse(argv: readonly string[]) {
-  return parseArgs({
+  return parseCommand("schedule", {
     args: [...argv],
     strict: true,
     allowPositionals: false,

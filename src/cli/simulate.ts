@@ -2,7 +2,6 @@
  * `robustly simulate`: runs a scenario of the simulator and prints a comparison table (or the full
  * results as JSON), optionally with charts.
  */
-import { parseArgs } from "node:util";
 import {
   type RunResult,
   SCENARIOS,
@@ -11,7 +10,7 @@ import {
   type SimulationResult,
   simulate,
 } from "../sim/simulate.js";
-import { duration, integer, list, number, oneOf, UsageError } from "./args.js";
+import { duration, integer, list, number, oneOf, parseCommand, UsageError } from "./args.js";
 import { progressBar } from "./progress.js";
 
 export const SIMULATE_HELP = `robustly simulate: what each retry strategy does to a struggling server
@@ -51,12 +50,7 @@ export function simulateOptions(argv: readonly string[]): {
   report: string | undefined;
   help: boolean;
 } {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\nRun robustly simulate --help for the options.`);
-  }
+  const parsed = parse(argv);
   const v = parsed.values;
   const scenario = oneOf("scenario", v.scenario ?? "outage", Object.keys(SCENARIOS) as ScenarioName[]);
   const options: SimulateOptions = { scenario };
@@ -135,7 +129,7 @@ export function simulateOptions(argv: readonly string[]): {
 
 function parse(argv: readonly string[]) {
   const text = { type: "string" } as const;
-  return parseArgs({
+  return parseCommand("simulate", {
     args: [...argv],
     strict: true,
     allowPositionals: false,
