@@ -1,0 +1,196 @@
+/**
+ * `supervise`'s options: their defaults, and their validation (once, up front, loudly: each failure names
+ * the option, the value and what is allowed).
+ */
+import { toBackoff } from "../backoff/common.js";
+import { slotted } from "../backoff/slotted.js";
+import type { Backoff } from "../backoff/types.js";
+import { type Clock, systemClock } from "../core/clock.js";
+import { OptionError } from "../core/errors.js";
+import { type Random, systemRandom } from "../core/random.js";
+import { integerAtLeast, knownKeys, limit, optionalFunction } from "../core/validate.js";
+import type { RestartStrategy, StopOptions, SuperviseOptions, WorkerFactory } from "./types.js";
+
+/** The defaults, documented on `SuperviseOptions`. */
+export const SUPERVISOR_DEFAULTS = Object.freeze({
+  instances: 1,
+  strategy: "one-for-one" as RestartStrategy,
+  concurrency: 1,
+  /** Seed 004's BackOffSender defaults: slotTime 10 millis, ceiling 10, stayAtCeiling false. */
+  slot: 10,
+  ceiling: 10,
+  maxPending: 1000,
+  maxDeliveries: 5,
+  maxRestarts: 10,
+  restartWindow: 60_000,
+  ackTimeout: -1,
+  startTimeout: -1,
+});
+
+const defaultBackoff = slotted({ slot: SUPERVISOR_DEFAULTS.slot, ceiling: SUPERVISOR_DEFAULTS.ceiling });
+
+const KEYS = [
+  "worker",
+  "instances",
+  "strategy",
+  "route",
+  "concurrency",
+  "backoff",
+  "maxPending",
+  "maxDeliveries",
+  "maxRestarts",
+  "restartWindow",
+  "ackTimeout",
+  "startTimeout",
+  "clock",
+  "random",
+] as const;
+
+/** Every option checked, every default filled in; limits that are off are Infinity. */
+export interface ResolvedSupervisorOptions<M, R> {
+  /** One factory per worker of the group. */
+  readonly factories: readonly WorkerFactory<M, R>[];
+  readonly strategy: RestartStrategy;
+  readonly route: ((message: M, workers: number) => number) | undefined;
+  readonly concurrency: number;
+  readonly backoff: Backoff;
+  readonly maxPending: number;
+  readonly maxDeliveries: number;
+  readonly maxRestarts: number;
+  readonly restartWindow: number;
+  readonly ackTimeout: number;
+  readonly startTimeout: number;
+  readonly clock: Clock;
+  readonly random: Random;
+}
+
+const P = "supervise: ";
+
+function isFactory(value: unknown): value is WorkerFactory<unknown, unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { start?: unknown }).start === "function" &&
+    typeof (value as { kind?: unknown }).kind === "string"
+  );
+}
+
+const FACTORY =
+  "a worker factory (inProcessWorker(…), threadWorker(…), processWorker(…), or an object with kind and start)";
+
+/** A time limit: negative or Infinity for none; otherwise a number > 0. */
+function timeLimit(option: string, value: unknown): number {
+  const ms = limit(option, value, false);
+  if (ms === 0) throw new OptionError(option, value, "a number > 0 (negative or Infinity = none)");
+  return ms;
+}
+
+/** Checks `options` and fills in the defaults. Throws an `OptionError` naming the first bad option. */
+export function resolveSupervisorOptions<M, R>(
+  options: SuperviseOptions<M, R>,
+): ResolvedSupervisorOptions<M, R> {
+  if (options === undefined || options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new OptionError("supervise: options", options, "an object with at least a worker");
+  }
+  knownKeys("supervise", options, KEYS);
+  const o = options;
+
+  let factories: WorkerFactory<M, R>[];
+  if (Array.isArray(o.worker)) {
+    const list = o.worker as readonly unknown[];
+    if (list.length === 0)
+      throw new OptionError(`${P}worker`, list, `${FACTORY}, or a non-empty array of them`);
+    list.forEach((f, i) => {
+      if (!isFactory(f)) throw new OptionError(`${P}worker[${i}]`, f, FACTORY);
+    });
+    if (o.instances !== undefined) {
+      throw new OptionError(
+        `${P}instances`,
+        o.instances,
+        "left out when worker is an array (the array is the group)",
+      );
+    }
+    factories = [...(list as WorkerFactory<M, R>[])];
+  } else {
+    if (!isFactory(o.worker)) throw new OptionError(`${P}worker`, o.worker, FACTORY);
+    const instances = integerAtLeast(`${P}instances`, o.instances ?? SUPERVISOR_DEFAULTS.instances, 1);
+    factories = Array.from({ length: instances }, () => o.worker as WorkerFactory<M, R>);
+  }
+
+  const strategy = o.strategy ?? SUPERVISOR_DEFAULTS.strategy;
+  if (strategy !== "one-for-one" && strategy !== "all-for-one") {
+    throw new OptionError(`${P}strategy`, strategy, '"one-for-one" or "all-for-one"');
+  }
+  optionalFunction(`${P}route`, o.route);
+  const concurrency = integerAtLeast(`${P}concurrency`, o.concurrency ?? SUPERVISOR_DEFAULTS.concurrency, 1);
+  const backoff = o.backoff === undefined ? defaultBackoff : toBackoff(o.backoff, `${P}backoff`);
+
+  const window = factories.length * concurrency;
+  const maxPending = limit(
+    `${P}maxPending`,
+    o.maxPending ?? Math.max(SUPERVISOR_DEFAULTS.maxPending, window),
+    true,
+  );
+  if (maxPending < window) {
+    // Below the messages the workers may hold at once, a message would be dropped while being handled.
+    throw new OptionError(
+      `${P}maxPending`,
+      o.maxPending,
+      `an integer >= workers × concurrency (${window}), or negative or Infinity for no limit`,
+    );
+  }
+  const maxDeliveries = limit(
+    `${P}maxDeliveries`,
+    o.maxDeliveries ?? SUPERVISOR_DEFAULTS.maxDeliveries,
+    true,
+  );
+  if (maxDeliveries < 1) {
+    throw new OptionError(
+      `${P}maxDeliveries`,
+      o.maxDeliveries,
+      "an integer >= 1 (negative or Infinity = no limit)",
+    );
+  }
+  const maxRestarts = limit(`${P}maxRestarts`, o.maxRestarts ?? SUPERVISOR_DEFAULTS.maxRestarts, true);
+  const restartWindow = timeLimit(`${P}restartWindow`, o.restartWindow ?? SUPERVISOR_DEFAULTS.restartWindow);
+  const ackTimeout = timeLimit(`${P}ackTimeout`, o.ackTimeout ?? SUPERVISOR_DEFAULTS.ackTimeout);
+  const startTimeout = timeLimit(`${P}startTimeout`, o.startTimeout ?? SUPERVISOR_DEFAULTS.startTimeout);
+
+  const clock = o.clock ?? systemClock;
+  if (
+    typeof clock !== "object" ||
+    clock === null ||
+    typeof clock.now !== "function" ||
+    typeof clock.setTimer !== "function"
+  ) {
+    throw new OptionError(`${P}clock`, clock, "a Clock (an object with now() and setTimer(ms, callback))");
+  }
+  const random = o.random ?? systemRandom;
+  if (typeof random !== "function")
+    throw new OptionError(`${P}random`, random, "a function returning [0, 1)");
+
+  return {
+    factories,
+    strategy,
+    route: o.route,
+    concurrency,
+    backoff,
+    maxPending,
+    maxDeliveries,
+    maxRestarts,
+    restartWindow,
+    ackTimeout,
+    startTimeout,
+    clock,
+    random,
+  };
+}
+
+/** Checks `stop()`'s options; returns drain and the drain timeout (Infinity for none). */
+export function resolveStopOptions(options: StopOptions | undefined): { drain: boolean; timeout: number } {
+  knownKeys("stop", options, ["drain", "timeout"]);
+  const drain = options?.drain ?? true;
+  if (typeof drain !== "boolean") throw new OptionError("stop: drain", drain, "true or false");
+  const timeout = limit("stop: timeout", options?.timeout ?? -1, false);
+  return { drain, timeout };
+}
