@@ -10,6 +10,7 @@ export {
   RESPONSIVE_DEFAULTS,
   ResponsiveBackoff,
   type ResponsiveBackoffOptions,
+  type ResponsiveEvents,
   type ResponsiveMetrics,
   type ResponsiveState,
   throttle,

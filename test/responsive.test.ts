@@ -223,6 +223,23 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
     );
   });
 
+  it("emits a change each time the delay goes up or down", () => {
+    const r = new ResponsiveBackoff({ randomizationFactor: 0, initial: 10, downThreshold: 2 });
+    const changes: unknown[] = [];
+    const subscription = r.on("change", (c) => changes.push(c));
+    r.failure();
+    r.failure();
+    r.success();
+    r.success();
+    subscription.dispose();
+    r.failure();
+    expect(changes).toEqual([
+      { direction: "up", from: 0, to: 10 },
+      { direction: "up", from: 10, to: 15 },
+      { direction: "down", from: 15, to: 13.5 },
+    ]);
+  });
+
   it("a bad option fails at once, naming it", () => {
     const cases: [object, string][] = [
       [{ initial: 0 }, "ResponsiveBackoff: initial must be a finite number > 0; got 0"],

@@ -1,5 +1,13 @@
 import type { Attributes, Meter } from "@opentelemetry/api";
-import { backoff, circuitBreaker, jitter, retry, retryBudget, TimeoutError } from "robustly";
+import {
+  backoff,
+  circuitBreaker,
+  jitter,
+  ResponsiveBackoff,
+  retry,
+  retryBudget,
+  TimeoutError,
+} from "robustly";
 import { openTelemetry } from "robustly/telemetry";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
@@ -77,6 +85,28 @@ describe("openTelemetry", () => {
     for (const w of watching) w.dispose();
     await breaker.execute(() => "refused").catch(() => undefined);
     expect(sum("robustly.breaker.rejections")).toBe(1);
+  });
+
+  it("records a responsive backoff's delay each time it changes", () => {
+    const { meter, recorded } = recordingMeter();
+    const telemetry = openTelemetry({ meter });
+    const pace = new ResponsiveBackoff({
+      initial: 100,
+      randomizationFactor: 0,
+      downThreshold: 1,
+      downMultiplier: 0.5,
+    });
+    const watching = telemetry.observe(pace, "writes");
+    pace.failure();
+    pace.failure();
+    pace.success();
+    watching.dispose();
+    pace.failure();
+    expect(recorded.map((r) => [r.name, r.value, r.attributes?.["robustly.direction"]])).toEqual([
+      ["robustly.responsive.delay", 100, "up"],
+      ["robustly.responsive.delay", 150, "up"],
+      ["robustly.responsive.delay", 0, "down"],
+    ]);
   });
 
   it("needs a meter", () => {

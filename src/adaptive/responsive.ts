@@ -6,6 +6,7 @@
 import type { Backoff } from "../backoff/types.js";
 import { type Clock, sleep, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
+import { type Disposable, Events } from "../core/events.js";
 import { type Random, systemRandom } from "../core/random.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
 
@@ -50,6 +51,12 @@ export interface ResponsiveState {
   slept: number;
   /** Sum of the delays handed out, ms. */
   totalSleep: number;
+}
+
+/** What a responsive backoff reports. */
+export interface ResponsiveEvents extends Record<string, unknown> {
+  /** The delay went up (a failure) or down (after `downThreshold` successes). */
+  change: { readonly direction: "up" | "down"; readonly from: number; readonly to: number };
 }
 
 /** Seed 003's metrics, and the current delay. */
@@ -123,6 +130,7 @@ export class ResponsiveBackoff implements Backoff {
   #raisedAt = Number.NEGATIVE_INFINITY;
   readonly #clock: Clock;
   readonly #random: Random;
+  readonly #events = new Events<ResponsiveEvents>();
   #state: ResponsiveState = {
     current: 0,
     successes: 0,
@@ -176,12 +184,15 @@ export class ResponsiveBackoff implements Backoff {
       this.#raisedAt = now;
     }
     s.wentUp += 1;
+    const from = s.current;
     if (s.current === 0) {
       s.current = this.#initial;
     } else {
       const next = this.#randomize(s.current * this.#up);
       s.current = next > this.max ? this.max : next;
     }
+    if (this.#events.count("change") > 0)
+      this.#events.emit("change", { direction: "up", from, to: s.current });
     return this.#slept();
   }
 
@@ -197,8 +208,11 @@ export class ResponsiveBackoff implements Backoff {
     if (s.successes === this.#threshold) {
       s.wentDown += 1;
       s.successes = 0;
+      const from = s.current;
       const next = this.#randomize(s.current * this.#down);
       s.current = next < this.#initial ? 0 : next;
+      if (this.#events.count("change") > 0)
+        this.#events.emit("change", { direction: "down", from, to: s.current });
     }
     return this.#slept();
   }
@@ -211,6 +225,14 @@ export class ResponsiveBackoff implements Backoff {
   /** `success()`, then waits the delay on the clock; rejects with `signal.reason` if it aborts. */
   sleepOnSuccess(signal?: AbortSignal): Promise<void> {
     return this.#wait(this.success(), signal);
+  }
+
+  /** Calls `listener` each time the delay goes up or down, until disposed. */
+  on<K extends keyof ResponsiveEvents>(
+    event: K,
+    listener: (payload: ResponsiveEvents[K]) => void,
+  ): Disposable {
+    return this.#events.on(event, listener);
   }
 
   /** Seed 003's metrics and the current delay. */

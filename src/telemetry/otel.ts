@@ -5,6 +5,7 @@
  * dependency; `@opentelemetry/api` is an optional peer dependency, for the types.
  */
 import type { Attributes, Counter, Histogram, Meter } from "@opentelemetry/api";
+import type { ResponsiveBackoff } from "../adaptive/responsive.js";
 import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
 import { OptionError, TimeoutError } from "../core/errors.js";
@@ -25,8 +26,11 @@ export interface Telemetry {
    * callbacks `options` already had.
    */
   instrument<T>(options?: RetryOptions<T>): RetryOptions<T>;
-  /** Records a breaker's state changes and rejections, or a budget's refusals, until disposed. */
-  observe(policy: CircuitBreaker | RetryBudget, name?: string): Disposable;
+  /**
+   * Records a breaker's state changes and rejections, a budget's refusals, or a responsive backoff's
+   * delay changes, until disposed.
+   */
+  observe(policy: CircuitBreaker | RetryBudget | ResponsiveBackoff, name?: string): Disposable;
 }
 
 /**
@@ -63,6 +67,10 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
   const refusals: Counter = meter.createCounter("robustly.budget.refusals", {
     description: "Retries refused by a retry budget",
   });
+  const paces: Histogram = meter.createHistogram("robustly.responsive.delay", {
+    description: "A responsive backoff's delay each time it changes, by direction",
+    unit: "ms",
+  });
 
   return {
     instrument<T>(given: RetryOptions<T> = {}): RetryOptions<T> {
@@ -85,7 +93,7 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
         },
       };
     },
-    observe(policy: CircuitBreaker | RetryBudget, name?: string): Disposable {
+    observe(policy: CircuitBreaker | RetryBudget | ResponsiveBackoff, name?: string): Disposable {
       const attributes: Attributes = name === undefined ? base : { ...base, "robustly.name": name };
       if ("acquire" in policy) {
         const changes = policy.on("change", ({ from, to }) =>
@@ -98,6 +106,11 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
             rejected.dispose();
           },
         };
+      }
+      if ("sleepOnFailure" in policy) {
+        return policy.on("change", ({ direction, to }) =>
+          paces.record(to, { ...attributes, "robustly.direction": direction }),
+        );
       }
       return policy.on("refused", () => refusals.add(1, attributes));
     },
