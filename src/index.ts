@@ -120,6 +120,18 @@ export { delays } from "./retry/delays.js";
 export { type RetryReport, retryReport } from "./retry/loop.js";
 export { retry, wrap } from "./retry/retry.js";
 export {
+  type MemoryStoreOptions,
+  memoryStore,
+  type RedisClientLike,
+  type RedisStoreOptions,
+  redisStore,
+  type SharingOptions,
+  type Store,
+  type StoreEntry,
+  StoreTimeoutError,
+  type StoreWrite,
+} from "./store/index.js";
+export {
   type DeadLetter,
   type DeadLetterReason,
   type Delivery,

@@ -9,8 +9,9 @@ import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { type Random, systemRandom } from "../core/random.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
+import { Replica, SHARING_KEYS, type SharingOptions, sharingOptions } from "../store/replica.js";
 
-export interface ResponsiveBackoffOptions {
+export interface ResponsiveBackoffOptions extends SharingOptions {
   /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500 (seed 003). */
   initial?: number;
   /** The largest delay, ms. Default 900,000 (15 min, seed 003). */
@@ -57,7 +58,23 @@ export interface ResponsiveState {
 export interface ResponsiveEvents extends Record<string, unknown> {
   /** The delay went up (a failure) or down (after `downThreshold` successes). */
   change: { readonly direction: "up" | "down"; readonly from: number; readonly to: number };
+  /** The shared store failed or timed out: this process paces itself alone (or waits `max`, with `whenStoreDown: "closed"`). */
+  "store-down": { readonly error: unknown };
+  /** The shared store answers again: the pace is the fleet's again. */
+  "store-up": { readonly downFor: number };
 }
+
+/** What a shared responsive backoff keeps in its store. */
+interface SharedResponsive {
+  readonly state: ResponsiveState;
+  /** When the delay last went up (store time), for `coalesce`. */
+  readonly raisedAt: number | null;
+}
+
+const SUCCESS = 0;
+const FAILURE = 1;
+/** Outcomes kept between two exchanges with the store; beyond, the oldest half is forgotten. */
+const MAX_OUTCOMES = 10_000;
 
 /** Seed 003's metrics, and the current delay. */
 export interface ResponsiveMetrics {
@@ -80,6 +97,7 @@ const KEYS = [
   "coalesce",
   "clock",
   "random",
+  ...SHARING_KEYS,
 ] as const;
 
 const STATE_KEYS = [
@@ -131,6 +149,10 @@ export class ResponsiveBackoff implements Backoff {
   readonly #clock: Clock;
   readonly #random: Random;
   readonly #events = new Events<ResponsiveEvents>();
+  readonly #options: ResponsiveBackoffOptions | undefined;
+  readonly #replica: Replica<number[]> | undefined;
+  /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange. */
+  #outcomes: number[] = [];
   #state: ResponsiveState = {
     current: 0,
     successes: 0,
@@ -166,15 +188,99 @@ export class ResponsiveBackoff implements Backoff {
         "a Clock with now() and setTimer(ms, callback)",
       );
     }
-    this.#clock = clock;
     const random = o.random ?? systemRandom;
     if (typeof random !== "function")
       throw new OptionError("ResponsiveBackoff: random", random, "a function returning [0, 1)");
     this.#random = random;
+    this.#options = options;
+    const sharing = sharingOptions("ResponsiveBackoff", o);
+    if (sharing === undefined) {
+      this.#clock = clock;
+      return;
+    }
+    // `coalesce` compares times of failures seen by different processes: on the store's clock.
+    this.#clock = {
+      now: () => this.#replica?.now() ?? clock.now(),
+      setTimer: (ms, callback) => clock.setTimer(ms, callback),
+    };
+    this.#replica = new Replica<number[]>("responsive", sharing, clock, {
+      detach: () => {
+        const outcomes = this.#outcomes;
+        this.#outcomes = [];
+        return outcomes;
+      },
+      reattach: (outcomes) => {
+        this.#outcomes = outcomes.concat(this.#outcomes).slice(-MAX_OUTCOMES);
+      },
+      merge: (shared, outcomes, now, recovering) => this.#merge(shared, outcomes, now, recovering),
+      adopt: (shared) => this.#adopt(shared as SharedResponsive),
+      down: (error) => this.#events.emit("store-down", { error }),
+      up: (downFor) => this.#events.emit("store-up", { downFor }),
+    });
+  }
+
+  /** Whether the delay is shared through a store now (false without one, and while the store is down). */
+  get shared(): boolean {
+    return this.#replica?.shared ?? false;
+  }
+
+  /** Resolves when the first exchange with the store is over (at once without a store). */
+  ready(): Promise<void> {
+    return this.#replica?.ready() ?? Promise.resolve();
+  }
+
+  /** Hands this process's outcomes to the store one last time and stops exchanging (nothing without a store). */
+  close(): Promise<void> {
+    return this.#replica?.close() ?? Promise.resolve();
+  }
+
+  /** The shared state with `outcomes` replayed on it, in order, by this very controller's rules. */
+  #merge(shared: unknown, outcomes: readonly number[], now: number, recovering: boolean): SharedResponsive {
+    const scratch = new ResponsiveBackoff({
+      ...this.#options,
+      store: undefined,
+      key: undefined,
+      syncEvery: undefined,
+      storeTimeout: undefined,
+      whenStoreDown: undefined,
+      expire: undefined,
+      clock: { now: () => now, setTimer: () => () => {} },
+      random: this.#random,
+    });
+    const found = shared as SharedResponsive | undefined;
+    if (found !== undefined) {
+      try {
+        scratch.restore(found.state);
+        scratch.#raisedAt = typeof found.raisedAt === "number" ? found.raisedAt : Number.NEGATIVE_INFINITY;
+      } catch {
+        // Not a responsive backoff's state (another version wrote it): start afresh.
+      }
+    }
+    if (!recovering)
+      for (const outcome of outcomes) outcome === FAILURE ? scratch.failure() : scratch.success();
+    const raisedAt = scratch.#raisedAt;
+    return { state: scratch.state(), raisedAt: Number.isFinite(raisedAt) ? raisedAt : null };
+  }
+
+  #adopt(shared: SharedResponsive): void {
+    const from = this.#state.current;
+    this.restore(shared.state);
+    this.#raisedAt = shared.raisedAt ?? Number.NEGATIVE_INFINITY;
+    const to = this.#state.current;
+    if (from !== to && this.#events.count("change") > 0) {
+      this.#events.emit("change", { direction: to > from ? "up" : "down", from, to });
+    }
+  }
+
+  #record(outcome: number): void {
+    if (this.#replica === undefined) return;
+    if (this.#outcomes.length >= MAX_OUTCOMES) this.#outcomes = this.#outcomes.slice(MAX_OUTCOMES / 2);
+    this.#outcomes.push(outcome);
   }
 
   /** Records a failure: the delay grows (from 0 to the initial interval). Returns the delay to wait, ms. */
   failure(): number {
+    this.#record(FAILURE);
     const s = this.#state;
     s.invocations += 1;
     if (this.#coalesce) {
@@ -201,6 +307,7 @@ export class ResponsiveBackoff implements Backoff {
    * Returns the delay to wait, ms (0, and not counted as a sleep, while the delay is 0).
    */
   success(): number {
+    this.#record(SUCCESS);
     const s = this.#state;
     s.invocations += 1;
     if (s.current === 0) return 0;
@@ -269,9 +376,11 @@ export class ResponsiveBackoff implements Backoff {
 
   #slept(): number {
     const s = this.#state;
+    // The store is out of reach and the fleet's pace unknown: the most careful pace.
+    const delay = this.#replica?.refusing ? this.max : s.current;
     s.slept += 1;
-    s.totalSleep += s.current;
-    return s.current;
+    s.totalSleep += delay;
+    return delay;
   }
 
   /** Uniform in [i − δ, i + δ], δ = min(factor × i, maxRandomization) (seed 003's getNextRandomInterval). */

@@ -14,21 +14,22 @@ import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { type Random, systemRandom } from "../core/random.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
+import { Replica, SHARING_KEYS, type SharingOptions, sharingOptions } from "../store/replica.js";
 
 /** Thrown, at once, by a call while the circuit is open (or half-open with its probes taken). */
 export class BrokenCircuitError extends Error {
   override readonly name = "BrokenCircuitError";
   /** ms until the breaker lets a probe through (0 when half-open). */
   readonly retryAfter: number;
-  constructor(retryAfter: number) {
-    super(`the circuit is open; it lets a probe through in ${Math.ceil(retryAfter)} ms`);
+  constructor(retryAfter: number, message?: string) {
+    super(message ?? `the circuit is open; it lets a probe through in ${Math.ceil(retryAfter)} ms`);
     this.retryAfter = retryAfter;
   }
 }
 
 export type CircuitState = "closed" | "open" | "half-open";
 
-export interface CircuitBreakerOptions {
+export interface CircuitBreakerOptions extends SharingOptions {
   /** Open after this many failures in a row (an integer >= 1). Default 5 unless `failureRatio` is given. */
   consecutiveFailures?: number;
   /** Open when the failures over `window` ms reach this share of the calls, in (0, 1]. */
@@ -52,6 +53,10 @@ export interface BreakerEvents extends Record<string, unknown> {
   change: { readonly from: CircuitState; readonly to: CircuitState; readonly openFor?: number };
   /** A call was refused because the circuit is open. */
   rejected: { readonly retryAfter: number };
+  /** The shared store failed or timed out: this process's breaker decides alone (or refuses, with `whenStoreDown: "closed"`). */
+  "store-down": { readonly error: unknown };
+  /** The shared store answers again: the breaker is the fleet's again. */
+  "store-up": { readonly downFor: number };
 }
 
 /** A breaker's state: one plain object, to read, store and restore. */
@@ -68,6 +73,11 @@ export interface BreakerState {
 }
 
 const BUCKETS = 10;
+
+/** Outcomes kept between two exchanges with the store; beyond, the oldest half is forgotten. */
+const MAX_OUTCOMES = 10_000;
+const FAILED = 1;
+const PROBE = 2;
 
 export class CircuitBreaker {
   readonly #events = new Events<BreakerEvents>();
@@ -87,9 +97,14 @@ export class CircuitBreaker {
   #successes = 0;
   #inFlightProbes = 0;
   #window: [number, number, number][] = [];
+  readonly #options: CircuitBreakerOptions;
+  readonly #replica: Replica<number[]> | undefined;
+  /** Shared mode: the outcomes seen since the last exchange, each FAILED and/or PROBE. */
+  #outcomes: number[] = [];
 
   constructor(options: CircuitBreakerOptions = {}) {
     knownKeys("circuitBreaker", options, [
+      ...SHARING_KEYS,
       "consecutiveFailures",
       "failureRatio",
       "minimumThroughput",
@@ -115,8 +130,107 @@ export class CircuitBreaker {
     this.#openFor = toBackoff(options.openFor ?? constant({ base: 5000 }), "circuitBreaker: openFor");
     this.#closeAfter = integerAtLeast("circuitBreaker: halfOpenSuccesses", options.halfOpenSuccesses ?? 1, 1);
     this.#probes = integerAtLeast("circuitBreaker: halfOpenProbes", options.halfOpenProbes ?? 1, 1);
-    this.#clock = options.clock ?? systemClock;
+    const clock = options.clock ?? systemClock;
     this.#random = options.random ?? systemRandom;
+    this.#options = options;
+    const sharing = sharingOptions("circuitBreaker", options);
+    if (sharing === undefined) {
+      this.#clock = clock;
+      return;
+    }
+    // Deadlines and windows on the store's clock, which the whole fleet shares.
+    this.#clock = {
+      now: () => this.#replica?.now() ?? clock.now(),
+      setTimer: (ms, callback) => clock.setTimer(ms, callback),
+    };
+    this.#replica = new Replica<number[]>("breaker", sharing, clock, {
+      detach: () => {
+        const outcomes = this.#outcomes;
+        this.#outcomes = [];
+        return outcomes;
+      },
+      reattach: (outcomes) => {
+        this.#outcomes = outcomes.concat(this.#outcomes).slice(-MAX_OUTCOMES);
+      },
+      merge: (shared, outcomes, now, recovering) => this.#merge(shared, outcomes, now, recovering),
+      adopt: (shared) => this.#adopt(shared as BreakerState),
+      down: (error) => this.#events.emit("store-down", { error }),
+      up: (downFor) => this.#events.emit("store-up", { downFor }),
+    });
+  }
+
+  /** Whether the state is shared through a store now (false without one, and while the store is down). */
+  get shared(): boolean {
+    return this.#replica?.shared ?? false;
+  }
+
+  /** Resolves when the first exchange with the store is over (at once without a store). */
+  ready(): Promise<void> {
+    return this.#replica?.ready() ?? Promise.resolve();
+  }
+
+  /** Hands this process's outcomes to the store one last time and stops exchanging (nothing without a store). */
+  close(): Promise<void> {
+    return this.#replica?.close() ?? Promise.resolve();
+  }
+
+  /** The shared state with `outcomes` replayed on it, in order, by this very breaker's rules. */
+  #merge(shared: unknown, outcomes: readonly number[], now: number, recovering: boolean): BreakerState {
+    const scratch = new CircuitBreaker({
+      ...this.#options,
+      store: undefined,
+      key: undefined,
+      syncEvery: undefined,
+      storeTimeout: undefined,
+      whenStoreDown: undefined,
+      expire: undefined,
+      clock: { now: () => now, setTimer: () => () => {} },
+      random: this.#random,
+    });
+    if (shared !== undefined) {
+      try {
+        scratch.restore(shared as BreakerState);
+      } catch {
+        // Not a breaker's state (another version wrote it): start afresh.
+      }
+    }
+    if (!recovering) {
+      for (const outcome of outcomes) {
+        if (outcome & PROBE) {
+          try {
+            scratch.acquire();
+          } catch {
+            // The fleet's breaker opened again meanwhile: this probe's outcome is out of date.
+            continue;
+          }
+        }
+        if (outcome & FAILED) scratch.failure();
+        else scratch.success();
+      }
+    }
+    return scratch.snapshot();
+  }
+
+  #adopt(shared: BreakerState): void {
+    const from = this.state;
+    const probes = this.#inFlightProbes;
+    this.restore(shared);
+    const to = this.state;
+    if (from === "half-open" && to === "half-open") this.#inFlightProbes = probes;
+    if (from !== to) {
+      this.#events.emit(
+        "change",
+        to === "open"
+          ? { from, to, openFor: Math.max(0, this.#openUntil - this.#clock.now()) }
+          : { from, to },
+      );
+    }
+  }
+
+  #record(failed: boolean): void {
+    if (this.#replica === undefined) return;
+    if (this.#outcomes.length >= MAX_OUTCOMES) this.#outcomes = this.#outcomes.slice(MAX_OUTCOMES / 2);
+    this.#outcomes.push((failed ? FAILED : 0) | (this.#state === "half-open" ? PROBE : 0));
   }
 
   /** The state now (an open circuit whose time is up reads as half-open). */
@@ -134,6 +248,10 @@ export class CircuitBreaker {
    * probes out); otherwise the call must report its outcome with `success()` or `failure()`.
    */
   acquire(): void {
+    if (this.#replica?.refusing) {
+      this.#events.emit("rejected", { retryAfter: 0 });
+      throw new BrokenCircuitError(0, "the circuit's shared state is out of reach (whenStoreDown: closed)");
+    }
     const now = this.#clock.now();
     if (this.#state === "open") {
       if (now < this.#openUntil) this.#reject(this.#openUntil - now);
@@ -152,6 +270,7 @@ export class CircuitBreaker {
 
   /** A call let through by `acquire` succeeded. */
   success(): void {
+    this.#record(false);
     this.#count(false);
     this.#failures = 0;
     if (this.#state === "half-open") {
@@ -167,6 +286,7 @@ export class CircuitBreaker {
 
   /** A call let through by `acquire` failed. */
   failure(): void {
+    this.#record(true);
     this.#count(true);
     this.#failures += 1;
     if (this.#state === "half-open") {
@@ -236,8 +356,11 @@ export class CircuitBreaker {
       this.#inFlightProbes = 0;
     }
     if (to === "half-open") this.#successes = 0;
-    if (from !== to || to === "open")
+    if (from !== to || to === "open") {
       this.#events.emit("change", openFor === undefined ? { from, to } : { from, to, openFor });
+      // The fleet should learn of an opening (or a closing) now, not at the next exchange.
+      if (to !== "half-open") this.#replica?.soon();
+    }
   }
 
   /** A copy of the whole state. */

@@ -52,3 +52,14 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/**
+ * Sets a timer for background work (a shared policy's synchronisation): on the real clock it does not keep
+ * the process alive, so forgetting to close a policy never stops a program from exiting.
+ */
+export function setBackgroundTimer(clock: Clock, ms: number, callback: () => void): CancelTimer {
+  if (clock !== systemClock) return clock.setTimer(ms, callback);
+  const handle = setTimeout(callback, Math.min(Math.max(ms, 0), MAX_TIMER_DELAY));
+  handle.unref?.();
+  return () => clearTimeout(handle);
+}

@@ -1,0 +1,187 @@
+/**
+ * The Redis store: one hash per key ({ v: version, d: JSON }), read and compare-and-set by Lua scripts,
+ * which Redis runs atomically, so two processes can never both write over the same version. Every answer
+ * carries Redis's own clock (TIME), which all processes share whatever their machines' clocks say; every
+ * write refreshes the key's expiry, so the keys of policies no longer in use go away.
+ *
+ * Redis is reached through a client the application already has (ioredis, an optional peer dependency) or
+ * one this store makes from a URL and closes in `close()`.
+ */
+import { createHash } from "node:crypto";
+import { OptionError } from "../core/errors.js";
+import { knownKeys } from "../core/validate.js";
+import type { Store, StoreEntry, StoreWrite } from "./store.js";
+
+/** The part of an ioredis client this store uses. */
+export interface RedisClientLike {
+  evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  /** ioredis's connection status; when present, commands fail at once unless it is "ready" or connecting. */
+  readonly status?: string;
+  quit?(): Promise<unknown>;
+  disconnect?(): void;
+  on?(event: "error", listener: (error: unknown) => void): unknown;
+}
+
+export interface RedisStoreOptions {
+  /** A connected ioredis client, which stays the caller's to close. */
+  client?: RedisClientLike;
+  /** Or where to connect (ioredis is then loaded and the connection closed by `close()`). Default redis://127.0.0.1:6379. */
+  url?: string;
+  /** Put before every key. Default "robustly:". */
+  prefix?: string;
+}
+
+// Redis's clock in ms, from TIME (seconds, microseconds). A new key's first version is that time, so a key
+// that expired and was made again does not reuse the versions a slow process may still hold.
+const NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";
+
+const READ = `${NOW}
+local found = redis.call('HMGET', KEYS[1], 'v', 'd')
+return { found[1] or '0', found[2] or '', tostring(now) }`;
+
+const WRITE = `${NOW}
+local found = redis.call('HMGET', KEYS[1], 'v', 'd')
+local version = found[1] or '0'
+if version ~= ARGV[1] then return { 0, version, found[2] or '', tostring(now) } end
+local next
+if found[1] then next = redis.call('HINCRBY', KEYS[1], 'v', 1)
+else next = now redis.call('HSET', KEYS[1], 'v', tostring(now)) end
+redis.call('HSET', KEYS[1], 'd', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return { 1, tostring(next), '', tostring(now) }`;
+
+interface Script {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function script(source: string): Script {
+  return { source, sha: createHash("sha1").update(source).digest("hex") };
+}
+
+const scripts = { read: script(READ), write: script(WRITE) };
+
+class RedisStore implements Store {
+  readonly name = "redis";
+  readonly #prefix: string;
+  readonly #connect: () => Promise<RedisClientLike>;
+  readonly #owned: boolean;
+  #client: Promise<RedisClientLike> | undefined;
+  #closed = false;
+
+  constructor(prefix: string, connect: () => Promise<RedisClientLike>, owned: boolean) {
+    this.#prefix = prefix;
+    this.#connect = connect;
+    this.#owned = owned;
+  }
+
+  async #run(which: Script, key: string, args: (string | number)[]): Promise<unknown[]> {
+    if (this.#closed) throw new Error("the redis store is closed");
+    this.#client ??= this.#connect();
+    const client = await this.#client;
+    const status = client.status;
+    // While ioredis reconnects it would queue commands and send them later, long after the policy gave up
+    // on them: fail at once instead, and let the policy try again on its own schedule.
+    if (status !== undefined && !["ready", "connecting", "connect", "wait"].includes(status)) {
+      throw new Error(`redis is not connected (${status})`);
+    }
+    const fullKey = this.#prefix + key;
+    let reply: unknown;
+    try {
+      reply = await client.evalsha(which.sha, 1, fullKey, ...args);
+    } catch (error) {
+      if (!String((error as Error)?.message ?? error).startsWith("NOSCRIPT")) throw error;
+      reply = await client.eval(which.source, 1, fullKey, ...args);
+    }
+    if (!Array.isArray(reply)) throw new Error(`unexpected reply from redis: ${String(reply)}`);
+    return reply;
+  }
+
+  async read(key: string): Promise<StoreEntry> {
+    const [version, data, time] = await this.#run(scripts.read, key, []);
+    return entry(version, data, time);
+  }
+
+  async write(key: string, version: number, value: unknown, expire: number): Promise<StoreWrite> {
+    const json = JSON.stringify(value);
+    const [written, next, data, time] = await this.#run(scripts.write, key, [
+      String(version),
+      json,
+      String(Math.max(1, Math.ceil(expire))),
+    ]);
+    if (Number(written) === 1)
+      return { written: true, entry: { value: JSON.parse(json), version: Number(next), time: Number(time) } };
+    return { written: false, entry: entry(next, data, time) };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (!this.#owned || this.#client === undefined) return;
+    const client = await this.#client.catch(() => undefined);
+    if (client === undefined) return;
+    try {
+      if (client.status === "ready") await client.quit?.();
+      else client.disconnect?.();
+    } catch {
+      client.disconnect?.();
+    }
+  }
+}
+
+function entry(version: unknown, data: unknown, time: unknown): StoreEntry {
+  const text = data === null || data === undefined ? "" : String(data);
+  return {
+    value: text === "" ? undefined : JSON.parse(text),
+    version: Number(version),
+    time: Number(time),
+  };
+}
+
+/**
+ * A store on Redis, shared by every process that names the same server, prefix and key.
+ *
+ * @example
+ * import Redis from "ioredis";
+ * const store = redisStore({ client: new Redis(process.env.REDIS_URL) });
+ * const breaker = circuitBreaker({ failureRatio: 0.5, store, key: "payments-api" });
+ */
+export function redisStore(options: RedisStoreOptions = {}): Store {
+  knownKeys("redisStore", options, ["client", "url", "prefix"]);
+  const prefix = options.prefix ?? "robustly:";
+  if (typeof prefix !== "string") throw new OptionError("redisStore: prefix", prefix, "a string");
+  if (options.client !== undefined) {
+    const client = options.client;
+    if (typeof client?.evalsha !== "function" || typeof client?.eval !== "function") {
+      throw new OptionError("redisStore: client", client, "an ioredis client (with eval and evalsha)");
+    }
+    if (options.url !== undefined)
+      throw new OptionError("redisStore: url", options.url, "left out when a client is given");
+    return new RedisStore(prefix, () => Promise.resolve(client), false);
+  }
+  const url = options.url ?? "redis://127.0.0.1:6379";
+  if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
+    throw new OptionError("redisStore: url", url, 'a "redis://" or "rediss://" URL');
+  }
+  return new RedisStore(prefix, () => connect(url), true);
+}
+
+async function connect(url: string): Promise<RedisClientLike> {
+  let module: { default: new (url: string, options: object) => RedisClientLike };
+  try {
+    module = (await import(/* @vite-ignore */ "ioredis" as string)) as typeof module;
+  } catch {
+    throw new Error('redisStore({ url }) needs the "ioredis" package: npm install ioredis');
+  }
+  const client = new module.default(url, {
+    // One try per command: the policy has its own timeout and tries again on its own schedule.
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    // Reconnect forever, at most every 2 s.
+    retryStrategy: (times: number) => Math.min(times * 100, 2000),
+  });
+  // Connection errors surface to the policies as failed exchanges; without a listener ioredis would print them.
+  client.on?.("error", () => {});
+  return client;
+}

@@ -1,0 +1,296 @@
+/**
+ * How a policy shares its state through a store without making any call wait on it: the policy decides
+ * on a local replica of the shared state, synchronously, as it would alone; in the background, every
+ * `syncEvery` ms (and at once after something the fleet must learn quickly, such as a breaker opening),
+ * it merges what its process saw since the last exchange into the shared state by compare-and-set, and
+ * adopts the result. A call on the hot path never waits for the store; the price is that a process learns
+ * of the others' doings up to one exchange late, which each policy bounds in its own way (the retry budget
+ * with leases, so that the fleet can never overspend it).
+ *
+ * When the store fails or does not answer within `storeTimeout`, the policy goes on alone on its replica
+ * (or, with `whenStoreDown: "closed"`, refuses), says so with a `store-down` event, tries the store again
+ * with a growing pause, and says `store-up` when it shares again. What the process saw while alone is not
+ * replayed into the shared state: the fleet's state wins.
+ */
+import { type CancelTimer, type Clock, setBackgroundTimer } from "../core/clock.js";
+import { OptionError } from "../core/errors.js";
+import { finiteAbove } from "../core/validate.js";
+import { isStore, type Store, type StoreEntry, StoreTimeoutError } from "./store.js";
+
+/** The options that put a policy's state in a shared store. */
+export interface SharingOptions {
+  /** Where the state is shared: `redisStore()` for a fleet, `memoryStore()` within one process. Default: none (the state is this object's alone). */
+  store?: Store;
+  /** The name the fleet shares the state under (required with `store`). */
+  key?: string;
+  /** Exchange with the store every this many ms. Default 100. */
+  syncEvery?: number;
+  /** An exchange that takes longer fails, and the policy goes on alone. Default 250 ms. */
+  storeTimeout?: number;
+  /** While the store is down: decide alone on the local replica ("local", the default) or refuse ("closed"). */
+  whenStoreDown?: "local" | "closed";
+  /** The key expires this long after the last write, ms. Default 86,400,000 (a day). */
+  expire?: number;
+}
+
+export const SHARING_KEYS = ["store", "key", "syncEvery", "storeTimeout", "whenStoreDown", "expire"] as const;
+
+/** Sharing options, checked. */
+export interface Sharing {
+  readonly store: Store;
+  readonly key: string;
+  readonly syncEvery: number;
+  readonly storeTimeout: number;
+  readonly whenStoreDown: "local" | "closed";
+  readonly expire: number;
+}
+
+/** Checks the sharing options of the policy `name`; undefined when no store is given. */
+export function sharingOptions(name: string, options: SharingOptions): Sharing | undefined {
+  if (options.store === undefined) {
+    for (const key of SHARING_KEYS) {
+      if (options[key] !== undefined)
+        throw new OptionError(`${name}: ${key}`, options[key], "given only with a store");
+    }
+    return undefined;
+  }
+  if (!isStore(options.store)) {
+    throw new OptionError(`${name}: store`, options.store, "a Store (memoryStore() or redisStore())");
+  }
+  const key = options.key;
+  if (typeof key !== "string" || key.length === 0) {
+    throw new OptionError(`${name}: key`, key, "a non-empty string naming the shared state");
+  }
+  const whenStoreDown = options.whenStoreDown ?? "local";
+  if (whenStoreDown !== "local" && whenStoreDown !== "closed") {
+    throw new OptionError(`${name}: whenStoreDown`, whenStoreDown, '"local" or "closed"');
+  }
+  return {
+    store: options.store,
+    key,
+    syncEvery: finiteAbove(`${name}: syncEvery`, options.syncEvery ?? 100, 0),
+    storeTimeout: finiteAbove(`${name}: storeTimeout`, options.storeTimeout ?? 250, 0),
+    whenStoreDown,
+    expire: finiteAbove(`${name}: expire`, options.expire ?? 86_400_000, 0),
+  };
+}
+
+/** What the replica needs from its policy. */
+export interface ReplicaHooks<B> {
+  /** Takes what the process saw since the last exchange. */
+  detach(): B;
+  /** Gives it back: the exchange failed before anything was written. */
+  reattach(batch: B): void;
+  /**
+   * The new shared state: `shared` (as read; undefined for a new key, and possibly of any shape) with
+   * `batch` merged in, at store time `now`. `recovering`: the store was down until now, and the batch holds
+   * what the process saw alone, which is not replayed.
+   */
+  merge(shared: unknown, batch: B, now: number, recovering: boolean): unknown;
+  /** The local replica becomes `shared` (as just written). */
+  adopt(shared: unknown): void;
+  /** The store failed: the policy is alone from now on. */
+  down(error: unknown): void;
+  /** The store answers again, after `downFor` ms. */
+  up(downFor: number): void;
+}
+
+/** After this many compare-and-set conflicts in a row, an exchange gives up and tries again later. */
+const MAX_CONFLICTS = 8;
+/** The longest pause between tries while the store is down, ms. */
+const MAX_RECONNECT = 1000;
+
+export class Replica<B> {
+  readonly #sharing: Sharing;
+  readonly #fullKey: string;
+  readonly #clock: Clock;
+  readonly #hooks: ReplicaHooks<B>;
+  /** Store time minus clock time, from the last answer. */
+  #offset = 0;
+  #state: "starting" | "up" | "down" = "starting";
+  #downSince = 0;
+  #failures = 0;
+  #last: StoreEntry | undefined;
+  #inFlight: Promise<void> | undefined;
+  #again = false;
+  #cancel: CancelTimer | undefined;
+  #lastStart = Number.NEGATIVE_INFINITY;
+  #closed = false;
+  readonly #ready: Promise<void>;
+
+  constructor(kind: string, sharing: Sharing, clock: Clock, hooks: ReplicaHooks<B>) {
+    this.#sharing = sharing;
+    this.#fullKey = `${kind}:${sharing.key}`;
+    this.#clock = clock;
+    this.#hooks = hooks;
+    this.#ready = this.sync();
+  }
+
+  /** The store's time now, as this process reckons it. */
+  now(): number {
+    return this.#clock.now() + this.#offset;
+  }
+
+  /** A clock on the store's time (for the local replica's windows and deadlines). */
+  get clock(): Clock {
+    return { now: () => this.now(), setTimer: (ms, callback) => this.#clock.setTimer(ms, callback) };
+  }
+
+  /** Whether the state is shared now (false while the store is down). */
+  get shared(): boolean {
+    return this.#state !== "down";
+  }
+
+  /** True while the store is down and the policy was told to refuse then. */
+  get refusing(): boolean {
+    return this.#state === "down" && this.#sharing.whenStoreDown === "closed";
+  }
+
+  /** Resolves when the first exchange is over, whether or not it reached the store. */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  /** Asks for an exchange as soon as may be (a change the fleet should learn of quickly). */
+  soon(): void {
+    if (this.#closed || this.#state === "down") return;
+    if (this.#inFlight !== undefined) {
+      this.#again = true;
+      return;
+    }
+    // At most ten exchanges per syncEvery, however often it is asked.
+    const wait = Math.max(0, this.#lastStart + this.#sharing.syncEvery / 10 - this.#clock.now());
+    this.#schedule(wait);
+  }
+
+  /** One exchange now (after the one in progress, if any). Never rejects. */
+  async sync(): Promise<void> {
+    while (this.#inFlight !== undefined) await this.#inFlight;
+    this.#cancel?.();
+    this.#cancel = undefined;
+    const run = this.#exchange();
+    this.#inFlight = run;
+    await run;
+    this.#inFlight = undefined;
+    if (this.#closed) return;
+    if (this.#again && this.#state !== "down") {
+      this.#again = false;
+      this.#schedule(0);
+    } else {
+      this.#schedule(
+        this.#state === "down"
+          ? Math.min(
+              this.#sharing.syncEvery * 2 ** Math.min(this.#failures, 20),
+              Math.max(MAX_RECONNECT, this.#sharing.syncEvery),
+            )
+          : this.#sharing.syncEvery,
+      );
+    }
+  }
+
+  /** Stops the exchanges after a last one that hands over what this process saw. The policy then decides alone. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#cancel?.();
+    this.#cancel = undefined;
+    while (this.#inFlight !== undefined) await this.#inFlight;
+    this.#closed = true;
+    if (this.#state !== "down") await this.#exchange();
+  }
+
+  #schedule(ms: number): void {
+    if (this.#closed) return;
+    this.#cancel?.();
+    this.#cancel = setBackgroundTimer(this.#clock, ms, () => {
+      this.#cancel = undefined;
+      void this.sync();
+    });
+  }
+
+  async #exchange(): Promise<void> {
+    this.#lastStart = this.#clock.now();
+    const recovering = this.#state === "down";
+    const batch = this.#hooks.detach();
+    const { store, expire } = this.#sharing;
+    let writing = false;
+    try {
+      let entry = this.#last;
+      if (entry === undefined) entry = await this.#timed(() => store.read(this.#fullKey));
+      for (let conflicts = 0; conflicts < MAX_CONFLICTS; conflicts++) {
+        const value = this.#hooks.merge(entry.value, batch, this.now(), recovering);
+        writing = true;
+        const result = await this.#timed(() =>
+          store.write(this.#fullKey, entry?.version ?? 0, value, expire),
+        );
+        writing = false;
+        if (result.written) {
+          this.#last = result.entry;
+          this.#hooks.adopt(result.entry.value);
+          this.#markUp();
+          return;
+        }
+        entry = result.entry;
+      }
+      // The others kept writing first: try again at the next exchange.
+      this.#last = undefined;
+      this.#hooks.reattach(batch);
+      this.#markUp();
+    } catch (error) {
+      this.#last = undefined;
+      // A write that timed out may still land: its batch is dropped rather than risk counting it twice.
+      if (!writing) this.#hooks.reattach(batch);
+      this.#markDown(error);
+    }
+  }
+
+  /** Runs a store operation under `storeTimeout` on the clock, and learns the store's time from its answer. */
+  #timed<T extends StoreEntry | { entry: StoreEntry }>(operation: () => Promise<T>): Promise<T> {
+    const { storeTimeout, store } = this.#sharing;
+    const sent = this.#clock.now();
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const cancel = setBackgroundTimer(this.#clock, storeTimeout, () => {
+        if (settled) return;
+        settled = true;
+        reject(new StoreTimeoutError(store.name, storeTimeout));
+      });
+      let pending: Promise<T>;
+      try {
+        pending = operation();
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      pending.then(
+        (answer) => {
+          if (settled) return;
+          settled = true;
+          cancel();
+          const entry = ("entry" in answer ? answer.entry : answer) as StoreEntry;
+          if (Number.isFinite(entry.time)) this.#offset = entry.time - (sent + this.#clock.now()) / 2;
+          resolve(answer);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          settled = true;
+          cancel();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  #markUp(): void {
+    this.#failures = 0;
+    const was = this.#state;
+    this.#state = "up";
+    if (was === "down") this.#hooks.up(this.#clock.now() - this.#downSince);
+  }
+
+  #markDown(error: unknown): void {
+    this.#failures += 1;
+    if (this.#state === "down") return;
+    this.#state = "down";
+    this.#downSince = this.#clock.now();
+    this.#hooks.down(error);
+  }
+}

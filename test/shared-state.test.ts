@@ -1,0 +1,341 @@
+import fc from "fast-check";
+import {
+  BrokenCircuitError,
+  backoff,
+  circuitBreaker,
+  memoryStore,
+  OptionError,
+  ResponsiveBackoff,
+  retryBudget,
+  StoreTimeoutError,
+} from "robustly";
+import { seededRandom, VirtualClock } from "robustly/testing";
+import { describe, expect, it } from "vitest";
+import { faultyStore } from "./support/faulty-store.js";
+
+describe("memoryStore", () => {
+  it("writes only over the version it was given, and copies values in and out", async () => {
+    const clock = new VirtualClock(1000);
+    const store = memoryStore({ clock });
+    expect(await store.read("k")).toEqual({ value: undefined, version: 0, time: 1000 });
+    const value = { n: 1 };
+    const first = await store.write("k", 0, value, 60_000);
+    expect(first.written).toBe(true);
+    value.n = 99;
+    expect((await store.read("k")).value).toEqual({ n: 1 });
+    const stale = await store.write("k", 0, { n: 2 }, 60_000);
+    expect(stale).toEqual({
+      written: false,
+      entry: { value: { n: 1 }, version: first.entry.version, time: 1000 },
+    });
+    expect((await store.write("k", first.entry.version, { n: 3 }, 60_000)).written).toBe(true);
+  });
+
+  it("forgets a key once it expires", async () => {
+    const clock = new VirtualClock();
+    const store = memoryStore({ clock });
+    await store.write("k", 0, 1, 500);
+    await clock.advance(499);
+    expect((await store.read("k")).value).toBe(1);
+    await clock.advance(1);
+    expect(await store.read("k")).toEqual({ value: undefined, version: 0, time: 500 });
+  });
+});
+
+describe("sharing options", () => {
+  const store = memoryStore();
+  it("name the option, the value and what is allowed", () => {
+    expect(() => retryBudget({ store })).toThrow(
+      /retryBudget: key must be a non-empty string.*got undefined/,
+    );
+    expect(() => circuitBreaker({ store, key: "" })).toThrow(OptionError);
+    expect(() => retryBudget({ syncEvery: 10 })).toThrow(
+      /retryBudget: syncEvery must be given only with a store/,
+    );
+    expect(() => circuitBreaker({ store, key: "k", whenStoreDown: "open" as "closed" })).toThrow(
+      /whenStoreDown must be "local" or "closed"; got "open"/,
+    );
+    expect(() => new ResponsiveBackoff({ store, key: "k", storeTimeout: 0 })).toThrow(
+      /ResponsiveBackoff: storeTimeout must be a finite number > 0; got 0/,
+    );
+    expect(() => retryBudget({ store: {} as never, key: "k" })).toThrow(/retryBudget: store must be a Store/);
+  });
+});
+
+/** `n` budgets sharing one memory store, as `n` processes would share Redis. */
+function fleet(n: number, clock: VirtualClock, options: Parameters<typeof retryBudget>[0]) {
+  const store = memoryStore({ clock });
+  return Array.from({ length: n }, () => retryBudget({ ...options, store, key: "api", clock }));
+}
+
+describe("a shared retry budget", () => {
+  it("lets the fleet retry no more than one budget allows, where separate budgets allow n times as much", async () => {
+    const clock = new VirtualClock();
+    // ratio 0 and a floor of 2/s over 10 s: 20 retries in the window, whatever the traffic.
+    const options = { ratio: 0, minPerSecond: 2, ttl: 10_000 };
+    const shared = fleet(4, clock, options);
+    const alone = Array.from({ length: 4 }, () => retryBudget({ ...options, clock }));
+    await Promise.all(shared.map((b) => b.ready()));
+    let sharedRetries = 0;
+    let aloneRetries = 0;
+    for (let ms = 0; ms < 5000; ms += 10) {
+      for (let i = 0; i < 4; i++) {
+        shared[i]?.request();
+        alone[i]?.request();
+        if (shared[i]?.tryRetry()) sharedRetries += 1;
+        if (alone[i]?.tryRetry()) aloneRetries += 1;
+      }
+      await clock.advance(10);
+    }
+    expect(aloneRetries).toBe(80);
+    expect(sharedRetries).toBeLessThanOrEqual(20);
+    // The leases hand out nearly all of it (what is left is at most the leases still held).
+    expect(sharedRetries).toBeGreaterThanOrEqual(16);
+    await Promise.all(shared.map((b) => b.close()));
+    expect(clock.pending).toBe(0);
+  });
+
+  it("never lets the fleet overspend, whatever the processes do (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 0, max: 0.5, noNaN: true }),
+        fc.integer({ min: 0, max: 5 }),
+        fc.array(
+          fc.tuple(fc.nat(5), fc.constantFrom("request", "retry", "wait"), fc.integer({ min: 1, max: 300 })),
+          {
+            maxLength: 300,
+          },
+        ),
+        async (n, ratio, minPerSecond, steps) => {
+          const clock = new VirtualClock();
+          // A window longer than the run: nothing slides out, so the budget is ratio × requests + floor.
+          const budgets = fleet(n, clock, { ratio, minPerSecond, ttl: 1_000_000 });
+          let requests = 0;
+          let retries = 0;
+          for (const [who, what, ms] of steps) {
+            const budget = budgets[who % n];
+            if (what === "request") {
+              budget?.request();
+              requests += 1;
+            } else if (what === "retry") {
+              if (budget?.tryRetry()) retries += 1;
+            } else await clock.advance(ms);
+          }
+          const floor = (minPerSecond * 1_000_000) / 1000;
+          expect(retries).toBeLessThanOrEqual(ratio * requests + floor + 1e-9);
+          await Promise.all(budgets.map((b) => b.close()));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("shares a token bucket: failures anywhere empty it for everyone", async () => {
+    const clock = new VirtualClock();
+    const [a, b] = fleet(2, clock, { maxTokens: 10, tokenRatio: 0.5 });
+    await Promise.all([a?.ready(), b?.ready()]);
+    // Failures on A only.
+    for (let i = 0; i < 6; i++) a?.failed();
+    await clock.advance(200);
+    const state = b?.state();
+    expect(state?.kind).toBe("tokens");
+    expect(state?.kind === "tokens" && state.tokens <= 5).toBe(true);
+    expect(b?.tryRetry()).toBe(false);
+    // Successes anywhere fill it again.
+    for (let i = 0; i < 20; i++) b?.succeeded();
+    await clock.advance(200);
+    expect(a?.tryRetry()).toBe(true);
+  });
+});
+
+describe("a shared circuit breaker", () => {
+  it("opens for every process when one process's calls trip it, and closes for all after a probe", async () => {
+    const clock = new VirtualClock();
+    const store = memoryStore({ clock });
+    const options = {
+      consecutiveFailures: 3,
+      openFor: backoff.constant({ base: 1000 }),
+      store,
+      key: "payments",
+      clock,
+      syncEvery: 50,
+    };
+    const a = circuitBreaker(options);
+    const b = circuitBreaker(options);
+    await Promise.all([a.ready(), b.ready()]);
+    const seen: string[] = [];
+    b.on("change", ({ from, to }) => seen.push(`${from}->${to}`));
+    for (let i = 0; i < 3; i++) {
+      a.acquire();
+      a.failure();
+    }
+    expect(a.state).toBe("open");
+    expect(() => b.acquire()).not.toThrow(); // B has not heard yet
+    b.success();
+    await clock.advance(50);
+    expect(b.state).toBe("open");
+    expect(() => b.acquire()).toThrow(BrokenCircuitError);
+    expect(seen).toEqual(["closed->open"]);
+    await clock.advance(1000);
+    expect(b.state).toBe("half-open");
+    b.acquire(); // B's probe
+    b.success();
+    expect(b.state).toBe("closed");
+    await clock.advance(100);
+    expect(a.state).toBe("closed");
+    await Promise.all([a.close(), b.close()]);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("counts a failure ratio over the whole fleet's calls", async () => {
+    const clock = new VirtualClock();
+    const store = memoryStore({ clock });
+    const options = { failureRatio: 0.5, minimumThroughput: 10, store, key: "db", clock };
+    const breakers = Array.from({ length: 5 }, () => circuitBreaker(options));
+    await Promise.all(breakers.map((b) => b.ready()));
+    // Each process sees 4 calls, 2 failed: alone none reaches the minimum throughput of 10.
+    for (const b of breakers) {
+      for (let i = 0; i < 4; i++) {
+        b.acquire();
+        if (i % 2 === 0) b.failure();
+        else b.success();
+      }
+      expect(b.state).toBe("closed");
+    }
+    await clock.advance(300);
+    for (const b of breakers) expect(b.state).toBe("open");
+  });
+});
+
+describe("a shared responsive backoff", () => {
+  it("is one pace for the fleet: failures anywhere slow everyone", async () => {
+    const clock = new VirtualClock();
+    const store = memoryStore({ clock });
+    const options = { initial: 100, randomizationFactor: 0, store, key: "table", clock };
+    const a = new ResponsiveBackoff(options);
+    const b = new ResponsiveBackoff(options);
+    await Promise.all([a.ready(), b.ready()]);
+    expect(a.failure()).toBe(100);
+    expect(b.failure()).toBe(100);
+    await clock.advance(200);
+    // The shared controller saw two failures: 100, then 150.
+    expect(a.metrics().current).toBe(150);
+    expect(b.metrics().current).toBe(150);
+    expect(a.metrics().wentUp).toBe(2);
+  });
+});
+
+describe("when the store fails", () => {
+  it("goes on alone after storeTimeout, says so, and shares again when the store returns", async () => {
+    const clock = new VirtualClock();
+    const store = faultyStore(memoryStore({ clock }));
+    const a = circuitBreaker({
+      consecutiveFailures: 2,
+      openFor: backoff.constant({ base: 10_000 }),
+      store,
+      key: "k",
+      clock,
+      storeTimeout: 30,
+    });
+    const b = circuitBreaker({
+      consecutiveFailures: 2,
+      openFor: backoff.constant({ base: 10_000 }),
+      store,
+      key: "k",
+      clock,
+      storeTimeout: 30,
+    });
+    await Promise.all([a.ready(), b.ready()]);
+    const events: string[] = [];
+    a.on("store-down", ({ error }) => events.push(`down: ${(error as Error).name}`));
+    a.on("store-up", ({ downFor }) => events.push(`up after ${downFor}`));
+    store.fault = "hang";
+    await clock.advance(100 + 30);
+    expect(events).toEqual(["down: StoreTimeoutError"]);
+    expect(a.shared).toBe(false);
+    // Alone, A still decides at once.
+    a.acquire();
+    a.failure();
+    a.acquire();
+    a.failure();
+    expect(a.state).toBe("open");
+    expect(b.state).toBe("closed");
+    store.fault = "none";
+    await clock.advance(2000);
+    expect(events).toEqual(["down: StoreTimeoutError", expect.stringMatching(/^up after \d+/)]);
+    expect(a.shared).toBe(true);
+    // What A saw alone is not replayed: the fleet's state (closed) wins.
+    expect(a.state).toBe("closed");
+    await Promise.all([a.close(), b.close()]);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("refuses while the store is down with whenStoreDown: closed", async () => {
+    const clock = new VirtualClock();
+    const store = faultyStore(memoryStore({ clock }));
+    const budget = retryBudget({
+      ratio: 1,
+      minPerSecond: 10,
+      store,
+      key: "k",
+      clock,
+      whenStoreDown: "closed",
+    });
+    const breaker = circuitBreaker({ store, key: "k", clock, whenStoreDown: "closed" });
+    const pace = new ResponsiveBackoff({
+      store,
+      key: "k",
+      clock,
+      whenStoreDown: "closed",
+      randomizationFactor: 0,
+    });
+    await Promise.all([budget.ready(), breaker.ready(), pace.ready()]);
+    expect(budget.tryRetry()).toBe(true);
+    store.fault = "reject";
+    await clock.advance(100);
+    expect(budget.tryRetry()).toBe(false);
+    expect(() => breaker.acquire()).toThrow(/shared state is out of reach/);
+    expect(pace.failure()).toBe(pace.max);
+    store.fault = "none";
+    await clock.advance(2000);
+    expect(budget.tryRetry()).toBe(true);
+    expect(() => breaker.acquire()).not.toThrow();
+    expect(pace.failure()).toBeLessThan(pace.max);
+  });
+
+  it("never blocks a decision and leaves nothing behind after close, even with a hung store", async () => {
+    const clock = new VirtualClock();
+    const store = faultyStore(memoryStore({ clock }));
+    store.fault = "hang";
+    const budget = retryBudget({ ratio: 0.5, store, key: "k", clock, storeTimeout: 50 });
+    const errors: unknown[] = [];
+    budget.on("store-down", ({ error }) => errors.push(error));
+    budget.request();
+    // Before its first answer from the store the process holds no lease: it refuses rather than overspend.
+    expect(budget.tryRetry()).toBe(false);
+    await clock.advance(50);
+    expect(errors[0]).toBeInstanceOf(StoreTimeoutError);
+    expect(budget.tryRetry()).toBe(true); // alone now: the local budget's floor
+    await budget.close();
+    expect(clock.pending).toBe(0);
+  });
+});
+
+describe("determinism", () => {
+  it("replays the same fleet the same way for a seed", async () => {
+    const run = async () => {
+      const clock = new VirtualClock();
+      const store = memoryStore({ clock });
+      const a = new ResponsiveBackoff({ store, key: "k", clock, random: seededRandom(1) });
+      const b = new ResponsiveBackoff({ store, key: "k", clock, random: seededRandom(2) });
+      const out: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        out.push(i % 3 === 0 ? a.failure() : b.success());
+        await clock.advance(40);
+      }
+      return out;
+    };
+    expect(await run()).toEqual(await run());
+  });
+});
