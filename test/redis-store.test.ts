@@ -1,0 +1,98 @@
+import { Redis } from "ioredis";
+import { circuitBreaker, redisStore, retryBudget } from "robustly";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RedisServer, startRedisServer } from "./support/redis-server.js";
+
+let server: RedisServer;
+let client: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  client = new Redis(server.url);
+});
+
+afterAll(async () => {
+  await client?.quit();
+  await server?.stop();
+});
+
+describe("redisStore (a real redis-server on loopback)", () => {
+  it("reads and writes by compare-and-set, on Redis's clock, under the prefix, with expiry", async () => {
+    const store = redisStore({ client, prefix: "t1:" });
+    const empty = await store.read("a");
+    expect(empty.value).toBeUndefined();
+    expect(empty.version).toBe(0);
+    // Redis's TIME, in ms since the epoch (this machine's clock is the same one here).
+    expect(Math.abs(empty.time - Date.now())).toBeLessThan(5000);
+    const first = await store.write("a", 0, { n: 1 }, 60_000);
+    expect(first.written).toBe(true);
+    expect(first.entry.version).toBeGreaterThan(0);
+    const stale = await store.write("a", 0, { n: 2 }, 60_000);
+    expect(stale.written).toBe(false);
+    expect(stale.entry).toMatchObject({ value: { n: 1 }, version: first.entry.version });
+    const second = await store.write("a", first.entry.version, { n: 3 }, 60_000);
+    expect(second.entry.version).toBe(first.entry.version + 1);
+    expect(await store.read("a")).toMatchObject({ value: { n: 3 }, version: second.entry.version });
+    expect(await client.exists("t1:a")).toBe(1);
+    const ttl = await client.pttl("t1:a");
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    await store.close(); // the client stays the caller's
+    expect(await client.ping()).toBe("PONG");
+  });
+
+  it("lets exactly one of many concurrent writers over the same version win", async () => {
+    const store = redisStore({ client, prefix: "t2:" });
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.write("race", 0, i, 10_000)));
+    expect(results.filter((r) => r.written)).toHaveLength(1);
+  });
+
+  it("loads its scripts again after Redis forgets them (SCRIPT FLUSH)", async () => {
+    const store = redisStore({ client, prefix: "t3:" });
+    await store.read("x");
+    await client.script("FLUSH");
+    expect((await store.write("x", 0, "v", 1000)).written).toBe(true);
+  });
+
+  it("makes and closes its own connection from a URL", async () => {
+    const store = redisStore({ url: server.url, prefix: "t4:" });
+    expect((await store.write("k", 0, 1, 1000)).written).toBe(true);
+    await store.close();
+    await expect(store.read("k")).rejects.toThrow(/closed/);
+  });
+
+  it("expires a key: nothing of a policy no longer in use stays behind", async () => {
+    const store = redisStore({ client, prefix: "t5:" });
+    await store.write("short", 0, 1, 30);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await client.exists("t5:short")).toBe(0);
+  });
+
+  it("names a wrong option", () => {
+    expect(() => redisStore({ client: {} as never })).toThrow(/redisStore: client must be an ioredis client/);
+    expect(() => redisStore({ url: "http://x" })).toThrow(/redisStore: url must be a "redis:\/\/"/);
+    expect(() => redisStore({ prefix: 3 as never })).toThrow(/redisStore: prefix must be a string; got 3/);
+  });
+
+  it("shares a budget and a breaker between policies on real Redis", async () => {
+    const store = redisStore({ client, prefix: "t6:" });
+    const a = circuitBreaker({ consecutiveFailures: 2, store, key: "svc", syncEvery: 20 });
+    const b = circuitBreaker({ consecutiveFailures: 2, store, key: "svc", syncEvery: 20 });
+    await Promise.all([a.ready(), b.ready()]);
+    expect(a.shared && b.shared).toBe(true);
+    a.acquire();
+    a.failure();
+    a.acquire();
+    a.failure();
+    const deadline = Date.now() + 5000;
+    while (b.state !== "open" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(b.state).toBe("open");
+    const budget = retryBudget({ ratio: 0, minPerSecond: 0.5, ttl: 10_000, store, key: "svc" });
+    await budget.ready();
+    expect(budget.shared).toBe(true);
+    expect(budget.tryRetry()).toBe(true);
+    await Promise.all([a.close(), b.close(), budget.close()]);
+    const keys = (await client.keys("t6:*")).sort();
+    expect(keys).toEqual(["t6:breaker:svc", "t6:budget-ratio:svc"]);
+  });
+});

@@ -1,0 +1,90 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { createServer, Socket } from "node:net";
+
+/** A real redis-server on a free loopback port, for as long as a test needs it. */
+export interface RedisServer {
+  readonly port: number;
+  readonly url: string;
+  /** Kills it at once (SIGKILL), as a crash would. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port (empty: nothing is saved to disk). */
+  start(): Promise<void>;
+  /** Stops it for good. */
+  stop(): Promise<void>;
+}
+
+export function haveRedisServer(): boolean {
+  return spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/** Resolves when the server answers PING, polling every 20 ms for up to 10 s. */
+async function answers(port: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = new Socket();
+      socket.setTimeout(500);
+      socket.once("data", (data) => {
+        socket.destroy();
+        resolve(data.toString().startsWith("+PONG"));
+      });
+      socket.once("error", () => resolve(false));
+      socket.once("timeout", () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.connect(port, "127.0.0.1", () => socket.write("PING\r\n"));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export async function startRedisServer(): Promise<RedisServer> {
+  if (!haveRedisServer()) {
+    throw new Error("redis-server is not installed (Debian: apt-get install -y redis-server); .ci/run installs it");
+  }
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const exited = () =>
+    new Promise<void>((resolve) => {
+      if (child === undefined || child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once("exit", () => resolve());
+    });
+  const server: RedisServer = {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      child = spawn(
+        "redis-server",
+        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "warning"],
+        { stdio: "ignore" },
+      );
+      await answers(port);
+    },
+    async kill() {
+      const done = exited();
+      child?.kill("SIGKILL");
+      await done;
+    },
+    async stop() {
+      const done = exited();
+      child?.kill("SIGTERM");
+      await done;
+    },
+  };
+  await server.start();
+  return server;
+}
