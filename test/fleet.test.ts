@@ -81,8 +81,15 @@ describe("a fleet of four processes on one redis-server", () => {
     const base = { role: "budget", url: server.url, prefix: "fleet-budget:", key: "api", runFor: 1500 };
     const shared = await runFleet([0, 1, 2, 3].map(() => ({ ...base, shared: true })));
     const alone = await runFleet([0, 1, 2, 3].map(() => ({ ...base, shared: false })));
-    const total = (results: Record<string, unknown>[]) => results.reduce((sum, r) => sum + (r.retries as number), 0);
+    const total = (results: Record<string, unknown>[]) =>
+      results.reduce((sum, r) => sum + (r.retries as number), 0);
     const budget = 40; // the floor: 40 retries in a window that outlasts the run
+    console.log(
+      "FLEET",
+      total(shared),
+      total(alone),
+      shared.map((r) => r.calls),
+    );
     // Alone, each process spends a whole budget of its own.
     expect(total(alone)).toBe(4 * budget);
     // Shared, the four spend one between them: never more (the leases forbid it) and at least 80% of it.
@@ -93,10 +100,25 @@ describe("a fleet of four processes on one redis-server", () => {
   }, 60_000);
 
   it("shares one breaker: when one process's calls trip it, the others fail fast", async () => {
-    const base = { role: "breaker", url: server.url, prefix: "fleet-breaker:", key: "payments", runFor: 2000, shared: true };
+    const base = {
+      role: "breaker",
+      url: server.url,
+      prefix: "fleet-breaker:",
+      key: "payments",
+      runFor: 2000,
+      shared: true,
+    };
     const results = await runFleet([{ ...base, trip: true, tripAt: 500 }, base, base, base]);
-    const [tripper, ...others] = results as { openedAt?: number; firstRejectedAt?: number; callsAfterRejection: number }[];
+    const [tripper, ...others] = results as {
+      openedAt?: number;
+      firstRejectedAt?: number;
+      callsAfterRejection: number;
+    }[];
     expect(tripper?.openedAt).toBeTypeOf("number");
+    console.log(
+      "BREAKER",
+      others.map((o) => (o.firstRejectedAt as number) - (tripper?.openedAt as number)),
+    );
     for (const other of others) {
       // The others fail fast within a few exchanges (every 50 ms) of the opening; generous for a busy machine.
       expect(other.firstRejectedAt).toBeTypeOf("number");
@@ -107,7 +129,14 @@ describe("a fleet of four processes on one redis-server", () => {
   }, 60_000);
 
   it("keeps working when Redis is killed, says so, and shares again when it is back", async () => {
-    const base = { role: "fault", url: server.url, prefix: "fleet-fault:", key: "svc", runFor: 6000, shared: true };
+    const base = {
+      role: "fault",
+      url: server.url,
+      prefix: "fleet-fault:",
+      key: "svc",
+      runFor: 6000,
+      shared: true,
+    };
     const results = await runFleet([{ ...base, trip: true }, base, base, base], async () => {
       await wait(800);
       await server.kill();

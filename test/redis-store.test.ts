@@ -43,7 +43,9 @@ describe("redisStore (a real redis-server on loopback)", () => {
 
   it("lets exactly one of many concurrent writers over the same version win", async () => {
     const store = redisStore({ client, prefix: "t2:" });
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.write("race", 0, i, 10_000)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.write("race", 0, i, 10_000)),
+    );
     expect(results.filter((r) => r.written)).toHaveLength(1);
   });
 

@@ -339,3 +339,59 @@ describe("determinism", () => {
     expect(await run()).toEqual(await run());
   });
 });
+
+describe("an opening", () => {
+  it("is the fleet's even while other processes' successes break the run of failures", async () => {
+    const clock = new VirtualClock();
+    const store = memoryStore({ clock });
+    const options = {
+      consecutiveFailures: 5,
+      openFor: backoff.constant({ base: 60_000 }),
+      store,
+      key: "k",
+      clock,
+      syncEvery: 20,
+    };
+    const tripper = circuitBreaker(options);
+    const others = [circuitBreaker(options), circuitBreaker(options)];
+    await Promise.all([tripper, ...others].map((b) => b.ready()));
+    const changes: string[] = [];
+    tripper.on("change", ({ to }) => changes.push(to));
+    for (let step = 0; step < 40; step++) {
+      for (const b of others) {
+        try {
+          b.acquire();
+          b.success();
+        } catch {}
+      }
+      try {
+        tripper.acquire();
+        tripper.failure();
+      } catch {}
+      await clock.advance(7);
+    }
+    // Opened once, never closed behind the tripper's back, and open for everyone.
+    expect(changes).toEqual(["open"]);
+    for (const b of others) expect(b.state).toBe("open");
+  });
+});
+
+describe("the store's clock", () => {
+  it("makes machines' clock skew irrelevant: an opening lasts its time on every machine", async () => {
+    const clock = new VirtualClock(5_000_000);
+    const store = memoryStore({ clock });
+    const skewed = (by: number) => ({ now: () => clock.now() + by, setTimer: clock.setTimer.bind(clock) });
+    const options = { consecutiveFailures: 1, openFor: backoff.constant({ base: 1000 }), store, key: "k" };
+    const ahead = circuitBreaker({ ...options, clock: skewed(3_600_000) }); // an hour fast
+    const behind = circuitBreaker({ ...options, clock: skewed(-3_600_000) }); // an hour slow
+    await Promise.all([ahead.ready(), behind.ready()]);
+    ahead.acquire();
+    ahead.failure();
+    await clock.advance(100);
+    expect(behind.state).toBe("open");
+    await clock.advance(850);
+    expect([ahead.state, behind.state]).toEqual(["open", "open"]);
+    await clock.advance(100);
+    expect([ahead.state, behind.state]).toEqual(["half-open", "half-open"]);
+  });
+});

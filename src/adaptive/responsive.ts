@@ -153,6 +153,8 @@ export class ResponsiveBackoff implements Backoff {
   readonly #replica: Replica<number[]> | undefined;
   /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange. */
   #outcomes: number[] = [];
+  /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
+  #quiet = false;
   #state: ResponsiveState = {
     current: 0,
     successes: 0,
@@ -266,6 +268,13 @@ export class ResponsiveBackoff implements Backoff {
     const from = this.#state.current;
     this.restore(shared.state);
     this.#raisedAt = shared.raisedAt ?? Number.NEGATIVE_INFINITY;
+    // What this process saw since the exchange began stays in its view until the next exchange hands it over.
+    this.#quiet = true;
+    try {
+      for (const outcome of this.#outcomes) outcome === FAILURE ? this.failure() : this.success();
+    } finally {
+      this.#quiet = false;
+    }
     const to = this.#state.current;
     if (from !== to && this.#events.count("change") > 0) {
       this.#events.emit("change", { direction: to > from ? "up" : "down", from, to });
@@ -273,7 +282,7 @@ export class ResponsiveBackoff implements Backoff {
   }
 
   #record(outcome: number): void {
-    if (this.#replica === undefined) return;
+    if (this.#replica === undefined || this.#quiet) return;
     if (this.#outcomes.length >= MAX_OUTCOMES) this.#outcomes = this.#outcomes.slice(MAX_OUTCOMES / 2);
     this.#outcomes.push(outcome);
   }
@@ -297,7 +306,7 @@ export class ResponsiveBackoff implements Backoff {
       const next = this.#randomize(s.current * this.#up);
       s.current = next > this.max ? this.max : next;
     }
-    if (this.#events.count("change") > 0)
+    if (this.#events.count("change") > 0 && !this.#quiet)
       this.#events.emit("change", { direction: "up", from, to: s.current });
     return this.#slept();
   }
@@ -318,7 +327,7 @@ export class ResponsiveBackoff implements Backoff {
       const from = s.current;
       const next = this.#randomize(s.current * this.#down);
       s.current = next < this.#initial ? 0 : next;
-      if (this.#events.count("change") > 0)
+      if (this.#events.count("change") > 0 && !this.#quiet)
         this.#events.emit("change", { direction: "down", from, to: s.current });
     }
     return this.#slept();

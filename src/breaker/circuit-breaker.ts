@@ -78,6 +78,8 @@ const BUCKETS = 10;
 const MAX_OUTCOMES = 10_000;
 const FAILED = 1;
 const PROBE = 2;
+/** Not an outcome: this process's breaker opened. An opening is the fleet's, whatever the others saw meanwhile. */
+const OPENED = 4;
 
 export class CircuitBreaker {
   readonly #events = new Events<BreakerEvents>();
@@ -101,6 +103,8 @@ export class CircuitBreaker {
   readonly #replica: Replica<number[]> | undefined;
   /** Shared mode: the outcomes seen since the last exchange, each FAILED and/or PROBE. */
   #outcomes: number[] = [];
+  /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
+  #quiet = false;
 
   constructor(options: CircuitBreakerOptions = {}) {
     knownKeys("circuitBreaker", options, [
@@ -194,27 +198,42 @@ export class CircuitBreaker {
         // Not a breaker's state (another version wrote it): start afresh.
       }
     }
-    if (!recovering) {
-      for (const outcome of outcomes) {
-        if (outcome & PROBE) {
-          try {
-            scratch.acquire();
-          } catch {
-            // The fleet's breaker opened again meanwhile: this probe's outcome is out of date.
-            continue;
-          }
-        }
-        if (outcome & FAILED) scratch.failure();
-        else scratch.success();
-      }
-    }
+    if (!recovering) scratch.#replay(outcomes);
     return scratch.snapshot();
+  }
+
+  /** Applies `outcomes` (from `#record`) to this breaker, in order. */
+  #replay(outcomes: readonly number[]): void {
+    for (const outcome of outcomes) {
+      if (outcome === OPENED) {
+        // Opened by this process's calls: open for the fleet, unless it is open already.
+        if (this.#state !== "open" || this.#clock.now() >= this.#openUntil) this.#open();
+        continue;
+      }
+      if (outcome & PROBE) {
+        try {
+          this.acquire();
+        } catch {
+          // The fleet's breaker opened again meanwhile: this probe's outcome is out of date.
+          continue;
+        }
+      }
+      if (outcome & FAILED) this.failure();
+      else this.success();
+    }
   }
 
   #adopt(shared: BreakerState): void {
     const from = this.state;
     const probes = this.#inFlightProbes;
     this.restore(shared);
+    // What this process saw since the exchange began stays in its view until the next exchange hands it over.
+    this.#quiet = true;
+    try {
+      this.#replay(this.#outcomes);
+    } finally {
+      this.#quiet = false;
+    }
     const to = this.state;
     if (from === "half-open" && to === "half-open") this.#inFlightProbes = probes;
     if (from !== to) {
@@ -227,10 +246,10 @@ export class CircuitBreaker {
     }
   }
 
-  #record(failed: boolean): void {
-    if (this.#replica === undefined) return;
+  #record(outcome: number): void {
+    if (this.#replica === undefined || this.#quiet) return;
     if (this.#outcomes.length >= MAX_OUTCOMES) this.#outcomes = this.#outcomes.slice(MAX_OUTCOMES / 2);
-    this.#outcomes.push((failed ? FAILED : 0) | (this.#state === "half-open" ? PROBE : 0));
+    this.#outcomes.push(outcome);
   }
 
   /** The state now (an open circuit whose time is up reads as half-open). */
@@ -264,13 +283,13 @@ export class CircuitBreaker {
   }
 
   #reject(retryAfter: number): never {
-    this.#events.emit("rejected", { retryAfter });
+    if (!this.#quiet) this.#events.emit("rejected", { retryAfter });
     throw new BrokenCircuitError(retryAfter);
   }
 
   /** A call let through by `acquire` succeeded. */
   success(): void {
-    this.#record(false);
+    this.#record(this.#state === "half-open" ? PROBE : 0);
     this.#count(false);
     this.#failures = 0;
     if (this.#state === "half-open") {
@@ -286,7 +305,7 @@ export class CircuitBreaker {
 
   /** A call let through by `acquire` failed. */
   failure(): void {
-    this.#record(true);
+    this.#record(FAILED | (this.#state === "half-open" ? PROBE : 0));
     this.#count(true);
     this.#failures += 1;
     if (this.#state === "half-open") {
@@ -344,6 +363,7 @@ export class CircuitBreaker {
     this.#openUntil = this.#clock.now() + duration;
     this.#successes = 0;
     this.#inFlightProbes = 0;
+    this.#record(OPENED);
     this.#move("open", duration);
   }
 
@@ -356,7 +376,7 @@ export class CircuitBreaker {
       this.#inFlightProbes = 0;
     }
     if (to === "half-open") this.#successes = 0;
-    if (from !== to || to === "open") {
+    if ((from !== to || to === "open") && !this.#quiet) {
       this.#events.emit("change", openFor === undefined ? { from, to } : { from, to, openFor });
       // The fleet should learn of an opening (or a closing) now, not at the next exchange.
       if (to !== "half-open") this.#replica?.soon();

@@ -166,6 +166,7 @@ export class Replica<B> {
   /** One exchange now (after the one in progress, if any). Never rejects. */
   async sync(): Promise<void> {
     while (this.#inFlight !== undefined) await this.#inFlight;
+    if (this.#closed) return;
     this.#cancel?.();
     this.#cancel = undefined;
     const run = this.#exchange();
@@ -191,11 +192,15 @@ export class Replica<B> {
   /** Stops the exchanges after a last one that hands over what this process saw. The policy then decides alone. */
   async close(): Promise<void> {
     if (this.#closed) return;
+    this.#closed = true;
     this.#cancel?.();
     this.#cancel = undefined;
     while (this.#inFlight !== undefined) await this.#inFlight;
-    this.#closed = true;
-    if (this.#state !== "down") await this.#exchange();
+    if (this.#state === "down") return;
+    const last = this.#exchange();
+    this.#inFlight = last;
+    await last;
+    this.#inFlight = undefined;
   }
 
   #schedule(ms: number): void {

@@ -54,7 +54,9 @@ async function answers(port: number): Promise<void> {
 
 export async function startRedisServer(): Promise<RedisServer> {
   if (!haveRedisServer()) {
-    throw new Error("redis-server is not installed (Debian: apt-get install -y redis-server); .ci/run installs it");
+    throw new Error(
+      "redis-server is not installed (Debian: apt-get install -y redis-server); .ci/run installs it",
+    );
   }
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -69,7 +71,18 @@ export async function startRedisServer(): Promise<RedisServer> {
     async start() {
       child = spawn(
         "redis-server",
-        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "warning"],
+        [
+          "--port",
+          String(port),
+          "--bind",
+          "127.0.0.1",
+          "--save",
+          "",
+          "--appendonly",
+          "no",
+          "--loglevel",
+          "warning",
+        ],
         { stdio: "ignore" },
       );
       await answers(port);
