@@ -395,3 +395,70 @@ describe("the store's clock", () => {
     expect([ahead.state, behind.state]).toEqual(["half-open", "half-open"]);
   });
 });
+
+describe("handing outcomes over in runs", () => {
+  it("gives the fleet's breaker exactly the state one breaker reaches call by call (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.record({ consecutiveFailures: fc.integer({ min: 1, max: 30 }) }),
+          fc.record({
+            failureRatio: fc.double({ min: 0.05, max: 1, noNaN: true }),
+            minimumThroughput: fc.integer({ min: 1, max: 40 }),
+          }),
+        ),
+        fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 60 })), { maxLength: 30 }),
+        async (mode, runs) => {
+          const clock = new VirtualClock(12_345);
+          const store = memoryStore({ clock });
+          const options = { ...mode, openFor: backoff.constant({ base: 60_000 }), clock };
+          const alone = circuitBreaker(options);
+          const shared = circuitBreaker({ ...options, store, key: "k" });
+          await shared.ready();
+          for (const [failed, count] of runs) {
+            for (let i = 0; i < count; i++) {
+              for (const b of [alone, shared]) {
+                try {
+                  b.acquire();
+                } catch {
+                  continue;
+                }
+                if (failed) b.failure();
+                else b.success();
+              }
+            }
+          }
+          // close() hands the runs over at this same instant, so the fleet's state is comparable exactly.
+          await shared.close();
+          expect((await store.read("breaker:k")).value).toEqual(alone.snapshot());
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("gives the fleet's responsive backoff the state one controller reaches call by call (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 12 }),
+        fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 40 })), { maxLength: 20 }),
+        async (downThreshold, runs) => {
+          const clock = new VirtualClock();
+          const store = memoryStore({ clock });
+          const options = { initial: 10, randomizationFactor: 0, downThreshold, clock };
+          const alone = new ResponsiveBackoff(options);
+          const shared = new ResponsiveBackoff({ ...options, store, key: "k" });
+          await shared.ready();
+          for (const [failed, count] of runs) {
+            for (let i = 0; i < count; i++) {
+              for (const r of [alone, shared]) failed ? r.failure() : r.success();
+            }
+          }
+          await shared.close();
+          expect((await store.read("responsive:k")).value).toEqual({ state: alone.state(), raisedAt: null });
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

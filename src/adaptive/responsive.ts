@@ -73,8 +73,8 @@ interface SharedResponsive {
 
 const SUCCESS = 0;
 const FAILURE = 1;
-/** Outcomes kept between two exchanges with the store; beyond, the oldest half is forgotten. */
-const MAX_OUTCOMES = 10_000;
+/** Runs of outcomes kept between two exchanges with the store ([outcome, count] pairs); beyond, the oldest half is forgotten. */
+const MAX_RUNS = 10_000;
 
 /** Seed 003's metrics, and the current delay. */
 export interface ResponsiveMetrics {
@@ -151,7 +151,7 @@ export class ResponsiveBackoff implements Backoff {
   readonly #events = new Events<ResponsiveEvents>();
   readonly #options: ResponsiveBackoffOptions | undefined;
   readonly #replica: Replica<number[]> | undefined;
-  /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange. */
+  /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange, as runs [outcome, count, …]. */
   #outcomes: number[] = [];
   /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
   #quiet = false;
@@ -212,7 +212,7 @@ export class ResponsiveBackoff implements Backoff {
         return outcomes;
       },
       reattach: (outcomes) => {
-        this.#outcomes = outcomes.concat(this.#outcomes).slice(-MAX_OUTCOMES);
+        this.#outcomes = outcomes.concat(this.#outcomes).slice(-2 * MAX_RUNS);
       },
       merge: (shared, outcomes, now, recovering) => this.#merge(shared, outcomes, now, recovering),
       adopt: (shared) => this.#adopt(shared as SharedResponsive),
@@ -258,8 +258,7 @@ export class ResponsiveBackoff implements Backoff {
         // Not a responsive backoff's state (another version wrote it): start afresh.
       }
     }
-    if (!recovering)
-      for (const outcome of outcomes) outcome === FAILURE ? scratch.failure() : scratch.success();
+    if (!recovering) scratch.#replay(outcomes);
     const raisedAt = scratch.#raisedAt;
     return { state: scratch.state(), raisedAt: Number.isFinite(raisedAt) ? raisedAt : null };
   }
@@ -271,7 +270,7 @@ export class ResponsiveBackoff implements Backoff {
     // What this process saw since the exchange began stays in its view until the next exchange hands it over.
     this.#quiet = true;
     try {
-      for (const outcome of this.#outcomes) outcome === FAILURE ? this.failure() : this.success();
+      this.#replay(this.#outcomes);
     } finally {
       this.#quiet = false;
     }
@@ -283,8 +282,22 @@ export class ResponsiveBackoff implements Backoff {
 
   #record(outcome: number): void {
     if (this.#replica === undefined || this.#quiet) return;
-    if (this.#outcomes.length >= MAX_OUTCOMES) this.#outcomes = this.#outcomes.slice(MAX_OUTCOMES / 2);
-    this.#outcomes.push(outcome);
+    const runs = this.#outcomes;
+    const last = runs.length - 2;
+    if (last >= 0 && runs[last] === outcome) {
+      runs[last + 1] = (runs[last + 1] as number) + 1;
+      return;
+    }
+    if (runs.length >= 2 * MAX_RUNS) this.#outcomes = runs.slice(MAX_RUNS);
+    this.#outcomes.push(outcome, 1);
+  }
+
+  /** Applies runs of outcomes [outcome, count, …] (from `#record`), one by one, so the delays are drawn as they would be. */
+  #replay(runs: readonly number[]): void {
+    for (let r = 0; r + 1 < runs.length; r += 2) {
+      const failed = runs[r] === FAILURE;
+      for (let i = 0, n = runs[r + 1] as number; i < n; i++) failed ? this.failure() : this.success();
+    }
   }
 
   /** Records a failure: the delay grows (from 0 to the initial interval). Returns the delay to wait, ms. */

@@ -74,8 +74,11 @@ export interface BreakerState {
 
 const BUCKETS = 10;
 
-/** Outcomes kept between two exchanges with the store; beyond, the oldest half is forgotten. */
-const MAX_OUTCOMES = 10_000;
+/**
+ * Runs of outcomes kept between two exchanges with the store (as [code, count] pairs, so a million
+ * successes in a row take two numbers); beyond, the oldest half is forgotten.
+ */
+const MAX_RUNS = 10_000;
 const FAILED = 1;
 const PROBE = 2;
 /** Not an outcome: this process's breaker opened. An opening is the fleet's, whatever the others saw meanwhile. */
@@ -101,7 +104,7 @@ export class CircuitBreaker {
   #window: [number, number, number][] = [];
   readonly #options: CircuitBreakerOptions;
   readonly #replica: Replica<number[]> | undefined;
-  /** Shared mode: the outcomes seen since the last exchange, each FAILED and/or PROBE. */
+  /** Shared mode: the outcomes seen since the last exchange, as runs [code, count, code, count, …]; a code is FAILED and/or PROBE, or OPENED. */
   #outcomes: number[] = [];
   /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
   #quiet = false;
@@ -154,7 +157,7 @@ export class CircuitBreaker {
         return outcomes;
       },
       reattach: (outcomes) => {
-        this.#outcomes = outcomes.concat(this.#outcomes).slice(-MAX_OUTCOMES);
+        this.#outcomes = outcomes.concat(this.#outcomes).slice(-2 * MAX_RUNS);
       },
       merge: (shared, outcomes, now, recovering) => this.#merge(shared, outcomes, now, recovering),
       adopt: (shared) => this.#adopt(shared as BreakerState),
@@ -202,25 +205,81 @@ export class CircuitBreaker {
     return scratch.snapshot();
   }
 
-  /** Applies `outcomes` (from `#record`) to this breaker, in order. */
-  #replay(outcomes: readonly number[]): void {
-    for (const outcome of outcomes) {
-      if (outcome === OPENED) {
+  /** Applies `runs` of outcomes (from `#record`) to this breaker, in order. */
+  #replay(runs: readonly number[]): void {
+    for (let r = 0; r + 1 < runs.length; r += 2) {
+      const code = runs[r] as number;
+      const count = runs[r + 1] as number;
+      if (code === OPENED) {
         // Opened by this process's calls: open for the fleet, unless it is open already.
         if (this.#state !== "open" || this.#clock.now() >= this.#openUntil) this.#open();
-        continue;
-      }
-      if (outcome & PROBE) {
-        try {
-          this.acquire();
-        } catch {
-          // The fleet's breaker opened again meanwhile: this probe's outcome is out of date.
-          continue;
+      } else if (code & PROBE) {
+        for (let i = 0; i < count; i++) {
+          try {
+            this.acquire();
+          } catch {
+            // The fleet's breaker opened again meanwhile: this probe's outcome is out of date.
+            continue;
+          }
+          if (code & FAILED) this.failure();
+          else this.success();
         }
+      } else if (this.#state === "closed") {
+        this.#closedRun((code & FAILED) !== 0, count);
+      } else {
+        // Calls let through before this process heard of the opening: counted, and nothing more.
+        this.#countRun((code & FAILED) !== 0, count);
       }
-      if (outcome & FAILED) this.failure();
-      else this.success();
     }
+  }
+
+  /** `count` outcomes alike on a closed breaker, at once: the same state as one at a time. */
+  #closedRun(failed: boolean, count: number): void {
+    if (!failed) {
+      this.#countRun(false, count);
+      return;
+    }
+    // The failures it takes to open, found without replaying them one by one: the smallest j that opens.
+    let j = Math.min(count, this.#failuresToOpen());
+    this.#countRun(true, j);
+    // Rounding in the ratio's estimate: step to the exact point.
+    while (j < count && !this.#shouldOpen()) {
+      this.#countRun(true, 1);
+      j += 1;
+    }
+    if (!this.#shouldOpen()) return;
+    this.#open();
+    this.#countRun(true, count - j);
+  }
+
+  /** A lower bound on the failures in a row that would open the closed breaker (at least 1). */
+  #failuresToOpen(): number {
+    let needed = Number.POSITIVE_INFINITY;
+    if (this.#consecutive !== undefined) needed = Math.max(1, this.#consecutive - this.#failures);
+    if (this.#ratio !== undefined) {
+      let calls = 0;
+      let failed = 0;
+      for (const [, c, f] of this.#window) {
+        calls += c;
+        failed += f;
+      }
+      // (failed + j) / (calls + j) >= ratio  ⇔  j >= (ratio·calls − failed) / (1 − ratio), and calls + j >= minimum.
+      const byRatio =
+        this.#ratio >= 1
+          ? failed === calls
+            ? 0
+            : Number.POSITIVE_INFINITY
+          : Math.floor((this.#ratio * calls - failed) / (1 - this.#ratio));
+      needed = Math.min(needed, Math.max(1, this.#minimum - calls, byRatio));
+    }
+    return needed;
+  }
+
+  /** Counts `count` outcomes alike in the window and the run of failures. */
+  #countRun(failed: boolean, count: number): void {
+    if (count <= 0) return;
+    this.#count(failed, count);
+    this.#failures = failed ? this.#failures + count : 0;
   }
 
   #adopt(shared: BreakerState): void {
@@ -246,10 +305,16 @@ export class CircuitBreaker {
     }
   }
 
-  #record(outcome: number): void {
+  #record(code: number): void {
     if (this.#replica === undefined || this.#quiet) return;
-    if (this.#outcomes.length >= MAX_OUTCOMES) this.#outcomes = this.#outcomes.slice(MAX_OUTCOMES / 2);
-    this.#outcomes.push(outcome);
+    const runs = this.#outcomes;
+    const last = runs.length - 2;
+    if (last >= 0 && runs[last] === code) {
+      runs[last + 1] = (runs[last + 1] as number) + 1;
+      return;
+    }
+    if (runs.length >= 2 * MAX_RUNS) this.#outcomes = runs.slice(MAX_RUNS);
+    this.#outcomes.push(code, 1);
   }
 
   /** The state now (an open circuit whose time is up reads as half-open). */
@@ -342,7 +407,7 @@ export class CircuitBreaker {
     return calls >= this.#minimum && failed / calls >= this.#ratio;
   }
 
-  #count(failed: boolean): void {
+  #count(failed: boolean, n = 1): void {
     if (this.#ratio === undefined) return;
     const bucket = Math.floor(this.#clock.now() / this.#width) * this.#width;
     const oldest = bucket - (BUCKETS - 1) * this.#width;
@@ -353,8 +418,8 @@ export class CircuitBreaker {
       last = [bucket, 0, 0];
       this.#window.push(last);
     }
-    last[1] += 1;
-    if (failed) last[2] += 1;
+    last[1] += n;
+    if (failed) last[2] += n;
   }
 
   #open(): void {
