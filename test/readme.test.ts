@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RedisServer, startRedisServer } from "./support/redis-server.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const blocksDir = join(root, ".readme-blocks");
@@ -56,6 +57,18 @@ const blocks = fencedBlocks(readFileSync(join(root, "README.md"), "utf8"));
 const tsBlocks = blocks.filter((b) => TS.has(b.lang));
 const shBlocks = blocks.filter((b) => SH.has(b.lang));
 const blockFile = (block: Block) => join(blocksDir, `block-line-${block.line}.ts`);
+
+// The fleet section's example talks to a real Redis: a redis-server of its own, on a free port.
+let redis: RedisServer | undefined;
+beforeAll(async () => {
+  if (tsBlocks.some((b) => b.code.includes("REDIS_URL"))) {
+    redis = await startRedisServer();
+    process.env.REDIS_URL = redis.url;
+  }
+});
+afterAll(async () => {
+  await redis?.stop();
+});
 
 beforeAll(() => {
   rmSync(blocksDir, { recursive: true, force: true });
