@@ -104,7 +104,13 @@ const [cas50, cas99] = await latency(20_000, async () => {
   await redis.write("bench-cas", entry.version, { n: entry.version }, 60_000);
 });
 
-const header = ["state", "budget request+success/s", "breaker acquire+success/s", "responsive success()/s", "retry(op) p50 / p99 µs"];
+const header = [
+  "state",
+  "budget request+success/s",
+  "breaker acquire+success/s",
+  "responsive success()/s",
+  "retry(op) p50 / p99 µs",
+];
 const table = [header, ...rows];
 const widths = header.map((_, i) => Math.max(...table.map((r) => (r[i] as string).length)));
 const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] as number)).join("  ");

@@ -9,7 +9,17 @@ import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { type Random, systemRandom } from "../core/random.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
-import { Replica, SHARING_KEYS, type SharingOptions, sharingOptions } from "../store/replica.js";
+import {
+  forEachRun,
+  type Replica,
+  RunLog,
+  runLogReplica,
+  SHARING_KEYS,
+  type SharingOptions,
+  scratchOptions,
+  sharingOptions,
+  storeClock,
+} from "../store/replica.js";
 
 export interface ResponsiveBackoffOptions extends SharingOptions {
   /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500 (seed 003). */
@@ -73,8 +83,6 @@ interface SharedResponsive {
 
 const SUCCESS = 0;
 const FAILURE = 1;
-/** Runs of outcomes kept between two exchanges with the store ([outcome, count] pairs); beyond, the oldest half is forgotten. */
-const MAX_RUNS = 10_000;
 
 /** Seed 003's metrics, and the current delay. */
 export interface ResponsiveMetrics {
@@ -151,8 +159,8 @@ export class ResponsiveBackoff implements Backoff {
   readonly #events = new Events<ResponsiveEvents>();
   readonly #options: ResponsiveBackoffOptions | undefined;
   readonly #replica: Replica<number[]> | undefined;
-  /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange, as runs [outcome, count, …]. */
-  #outcomes: number[] = [];
+  /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange. */
+  readonly #log = new RunLog();
   /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
   #quiet = false;
   #state: ResponsiveState = {
@@ -201,23 +209,10 @@ export class ResponsiveBackoff implements Backoff {
       return;
     }
     // `coalesce` compares times of failures seen by different processes: on the store's clock.
-    this.#clock = {
-      now: () => this.#replica?.now() ?? clock.now(),
-      setTimer: (ms, callback) => clock.setTimer(ms, callback),
-    };
-    this.#replica = new Replica<number[]>("responsive", sharing, clock, {
-      detach: () => {
-        const outcomes = this.#outcomes;
-        this.#outcomes = [];
-        return outcomes;
-      },
-      reattach: (outcomes) => {
-        this.#outcomes = outcomes.concat(this.#outcomes).slice(-2 * MAX_RUNS);
-      },
-      merge: (shared, outcomes, now, recovering) => this.#merge(shared, outcomes, now, recovering),
+    this.#clock = storeClock(() => this.#replica, clock);
+    this.#replica = runLogReplica("responsive", sharing, clock, this.#log, this.#events, {
+      merge: (shared, runs, now, recovering) => this.#merge(shared, runs, now, recovering),
       adopt: (shared) => this.#adopt(shared as SharedResponsive),
-      down: (error) => this.#events.emit("store-down", { error }),
-      up: (downFor) => this.#events.emit("store-up", { downFor }),
     });
   }
 
@@ -238,17 +233,7 @@ export class ResponsiveBackoff implements Backoff {
 
   /** The shared state with `outcomes` replayed on it, in order, by this very controller's rules. */
   #merge(shared: unknown, outcomes: readonly number[], now: number, recovering: boolean): SharedResponsive {
-    const scratch = new ResponsiveBackoff({
-      ...this.#options,
-      store: undefined,
-      key: undefined,
-      syncEvery: undefined,
-      storeTimeout: undefined,
-      whenStoreDown: undefined,
-      expire: undefined,
-      clock: { now: () => now, setTimer: () => () => {} },
-      random: this.#random,
-    });
+    const scratch = new ResponsiveBackoff({ ...scratchOptions(this.#options, now), random: this.#random });
     const found = shared as SharedResponsive | undefined;
     if (found !== undefined) {
       try {
@@ -270,7 +255,7 @@ export class ResponsiveBackoff implements Backoff {
     // What this process saw since the exchange began stays in its view until the next exchange hands it over.
     this.#quiet = true;
     try {
-      this.#replay(this.#outcomes);
+      this.#replay(this.#log.runs);
     } finally {
       this.#quiet = false;
     }
@@ -281,23 +266,14 @@ export class ResponsiveBackoff implements Backoff {
   }
 
   #record(outcome: number): void {
-    if (this.#replica === undefined || this.#quiet) return;
-    const runs = this.#outcomes;
-    const last = runs.length - 2;
-    if (last >= 0 && runs[last] === outcome) {
-      runs[last + 1] = (runs[last + 1] as number) + 1;
-      return;
-    }
-    if (runs.length >= 2 * MAX_RUNS) this.#outcomes = runs.slice(MAX_RUNS);
-    this.#outcomes.push(outcome, 1);
+    if (this.#replica !== undefined && !this.#quiet) this.#log.record(outcome);
   }
 
   /** Applies runs of outcomes [outcome, count, …] (from `#record`), one by one, so the delays are drawn as they would be. */
   #replay(runs: readonly number[]): void {
-    for (let r = 0; r + 1 < runs.length; r += 2) {
-      const failed = runs[r] === FAILURE;
-      for (let i = 0, n = runs[r + 1] as number; i < n; i++) failed ? this.failure() : this.success();
-    }
+    forEachRun(runs, (outcome, count) => {
+      for (let i = 0; i < count; i++) outcome === FAILURE ? this.failure() : this.success();
+    });
   }
 
   /** Records a failure: the delay grows (from 0 to the initial interval). Returns the delay to wait, ms. */

@@ -14,7 +14,17 @@ import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { type Random, systemRandom } from "../core/random.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
-import { Replica, SHARING_KEYS, type SharingOptions, sharingOptions } from "../store/replica.js";
+import {
+  forEachRun,
+  type Replica,
+  RunLog,
+  runLogReplica,
+  SHARING_KEYS,
+  type SharingOptions,
+  scratchOptions,
+  sharingOptions,
+  storeClock,
+} from "../store/replica.js";
 
 /** Thrown, at once, by a call while the circuit is open (or half-open with its probes taken). */
 export class BrokenCircuitError extends Error {
@@ -74,11 +84,6 @@ export interface BreakerState {
 
 const BUCKETS = 10;
 
-/**
- * Runs of outcomes kept between two exchanges with the store (as [code, count] pairs, so a million
- * successes in a row take two numbers); beyond, the oldest half is forgotten.
- */
-const MAX_RUNS = 10_000;
 const FAILED = 1;
 const PROBE = 2;
 /** Not an outcome: this process's breaker opened. An opening is the fleet's, whatever the others saw meanwhile. */
@@ -104,8 +109,8 @@ export class CircuitBreaker {
   #window: [number, number, number][] = [];
   readonly #options: CircuitBreakerOptions;
   readonly #replica: Replica<number[]> | undefined;
-  /** Shared mode: the outcomes seen since the last exchange, as runs [code, count, code, count, …]; a code is FAILED and/or PROBE, or OPENED. */
-  #outcomes: number[] = [];
+  /** Shared mode: the outcomes seen since the last exchange, each FAILED and/or PROBE, or OPENED. */
+  readonly #log = new RunLog();
   /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
   #quiet = false;
 
@@ -146,23 +151,10 @@ export class CircuitBreaker {
       return;
     }
     // Deadlines and windows on the store's clock, which the whole fleet shares.
-    this.#clock = {
-      now: () => this.#replica?.now() ?? clock.now(),
-      setTimer: (ms, callback) => clock.setTimer(ms, callback),
-    };
-    this.#replica = new Replica<number[]>("breaker", sharing, clock, {
-      detach: () => {
-        const outcomes = this.#outcomes;
-        this.#outcomes = [];
-        return outcomes;
-      },
-      reattach: (outcomes) => {
-        this.#outcomes = outcomes.concat(this.#outcomes).slice(-2 * MAX_RUNS);
-      },
-      merge: (shared, outcomes, now, recovering) => this.#merge(shared, outcomes, now, recovering),
+    this.#clock = storeClock(() => this.#replica, clock);
+    this.#replica = runLogReplica("breaker", sharing, clock, this.#log, this.#events, {
+      merge: (shared, runs, now, recovering) => this.#merge(shared, runs, now, recovering),
       adopt: (shared) => this.#adopt(shared as BreakerState),
-      down: (error) => this.#events.emit("store-down", { error }),
-      up: (downFor) => this.#events.emit("store-up", { downFor }),
     });
   }
 
@@ -183,17 +175,7 @@ export class CircuitBreaker {
 
   /** The shared state with `outcomes` replayed on it, in order, by this very breaker's rules. */
   #merge(shared: unknown, outcomes: readonly number[], now: number, recovering: boolean): BreakerState {
-    const scratch = new CircuitBreaker({
-      ...this.#options,
-      store: undefined,
-      key: undefined,
-      syncEvery: undefined,
-      storeTimeout: undefined,
-      whenStoreDown: undefined,
-      expire: undefined,
-      clock: { now: () => now, setTimer: () => () => {} },
-      random: this.#random,
-    });
+    const scratch = new CircuitBreaker({ ...scratchOptions(this.#options, now), random: this.#random });
     if (shared !== undefined) {
       try {
         scratch.restore(shared as BreakerState);
@@ -207,9 +189,7 @@ export class CircuitBreaker {
 
   /** Applies `runs` of outcomes (from `#record`) to this breaker, in order. */
   #replay(runs: readonly number[]): void {
-    for (let r = 0; r + 1 < runs.length; r += 2) {
-      const code = runs[r] as number;
-      const count = runs[r + 1] as number;
+    forEachRun(runs, (code, count) => {
       if (code === OPENED) {
         // Opened by this process's calls: open for the fleet, unless it is open already.
         if (this.#state !== "open" || this.#clock.now() >= this.#openUntil) this.#open();
@@ -230,7 +210,7 @@ export class CircuitBreaker {
         // Calls let through before this process heard of the opening: counted, and nothing more.
         this.#countRun((code & FAILED) !== 0, count);
       }
-    }
+    });
   }
 
   /** `count` outcomes alike on a closed breaker, at once: the same state as one at a time. */
@@ -289,7 +269,7 @@ export class CircuitBreaker {
     // What this process saw since the exchange began stays in its view until the next exchange hands it over.
     this.#quiet = true;
     try {
-      this.#replay(this.#outcomes);
+      this.#replay(this.#log.runs);
     } finally {
       this.#quiet = false;
     }
@@ -306,15 +286,7 @@ export class CircuitBreaker {
   }
 
   #record(code: number): void {
-    if (this.#replica === undefined || this.#quiet) return;
-    const runs = this.#outcomes;
-    const last = runs.length - 2;
-    if (last >= 0 && runs[last] === code) {
-      runs[last + 1] = (runs[last + 1] as number) + 1;
-      return;
-    }
-    if (runs.length >= 2 * MAX_RUNS) this.#outcomes = runs.slice(MAX_RUNS);
-    this.#outcomes.push(code, 1);
+    if (this.#replica !== undefined && !this.#quiet) this.#log.record(code);
   }
 
   /** The state now (an open circuit whose time is up reads as half-open). */

@@ -12,7 +12,7 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { finiteAbove, finiteAtLeast, knownKeys } from "../core/validate.js";
-import { Replica, SHARING_KEYS, type SharingOptions, sharingOptions } from "../store/replica.js";
+import { Replica, SHARING_KEYS, type SharingOptions, sharingOptions, storeClock } from "../store/replica.js";
 
 export interface RatioBudgetOptions extends SharingOptions {
   /** Retries allowed per request, in [0, 1000]. Default 0.2 (Finagle's default percentCanRetry). */
@@ -315,11 +315,7 @@ class SharedBudget implements RetryBudget {
   ) {
     this.kind = kind;
     this.#make = make;
-    const storeClock: Clock = {
-      now: () => this.#replica?.now() ?? clock.now(),
-      setTimer: (ms, callback) => clock.setTimer(ms, callback),
-    };
-    this.#local = make(storeClock);
+    this.#local = make(storeClock(() => this.#replica, clock));
     this.#replica = new Replica<BudgetBatch>(`budget-${kind}`, sharing, clock, {
       detach: () => {
         const batch = { ...this.#batch, lease: this.#lease, leaseMark: this.#leaseMark };

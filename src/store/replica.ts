@@ -299,3 +299,85 @@ export class Replica<B> {
     this.#hooks.down(error);
   }
 }
+
+/** Events every shared policy emits about its store. */
+export interface StoreEvents extends Record<string, unknown> {
+  "store-down": { readonly error: unknown };
+  "store-up": { readonly downFor: number };
+}
+
+/**
+ * Runs of alike outcomes seen between two exchanges, as [code, count, code, count, …], so that a million
+ * successes in a row take two numbers. Beyond `MAX_RUNS` runs, the oldest half is forgotten.
+ */
+export class RunLog {
+  static readonly MAX_RUNS = 10_000;
+  #runs: number[] = [];
+
+  /** The runs not yet handed over. */
+  get runs(): readonly number[] {
+    return this.#runs;
+  }
+
+  record(code: number): void {
+    const runs = this.#runs;
+    const last = runs.length - 2;
+    if (last >= 0 && runs[last] === code) {
+      runs[last + 1] = (runs[last + 1] as number) + 1;
+      return;
+    }
+    if (runs.length >= 2 * RunLog.MAX_RUNS) this.#runs = runs.slice(RunLog.MAX_RUNS);
+    this.#runs.push(code, 1);
+  }
+
+  /** Takes every run for an exchange. */
+  take(): number[] {
+    const runs = this.#runs;
+    this.#runs = [];
+    return runs;
+  }
+
+  /** Puts back the runs of an exchange that failed, before those seen since. */
+  putBack(runs: readonly number[]): void {
+    this.#runs = runs.concat(this.#runs).slice(-2 * RunLog.MAX_RUNS);
+  }
+}
+
+/** Calls `apply` with each run's code and count, in order. */
+export function forEachRun(runs: readonly number[], apply: (code: number, count: number) => void): void {
+  for (let r = 0; r + 1 < runs.length; r += 2) apply(runs[r] as number, runs[r + 1] as number);
+}
+
+/** A policy's options for a scratch copy that merges at store time `now`: the same rules, sharing nothing. */
+export function scratchOptions<T extends SharingOptions>(options: T | undefined, now: number): T {
+  const copy = { ...options, clock: { now: () => now, setTimer: () => () => {} } } as unknown as T;
+  for (const key of SHARING_KEYS) delete copy[key];
+  return copy;
+}
+
+/** The clock of a shared policy: the store's time (once known), and `clock`'s timers. */
+export function storeClock(replica: () => Replica<unknown> | undefined, clock: Clock): Clock {
+  return {
+    now: () => replica()?.now() ?? clock.now(),
+    setTimer: (ms, callback) => clock.setTimer(ms, callback),
+  };
+}
+
+/** A replica for a policy that hands over a `RunLog` of outcomes and reports its store on `events`. */
+export function runLogReplica(
+  kind: string,
+  sharing: Sharing,
+  clock: Clock,
+  log: RunLog,
+  events: { emit<K extends keyof StoreEvents>(event: K, payload: StoreEvents[K]): void },
+  hooks: Pick<ReplicaHooks<number[]>, "merge" | "adopt">,
+): Replica<number[]> {
+  return new Replica<number[]>(kind, sharing, clock, {
+    detach: () => log.take(),
+    reattach: (runs) => log.putBack(runs),
+    merge: hooks.merge,
+    adopt: hooks.adopt,
+    down: (error) => events.emit("store-down", { error }),
+    up: (downFor) => events.emit("store-up", { downFor }),
+  });
+}
