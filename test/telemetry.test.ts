@@ -3,6 +3,7 @@ import {
   backoff,
   circuitBreaker,
   jitter,
+  memoryStore,
   ResponsiveBackoff,
   retry,
   retryBudget,
@@ -12,6 +13,7 @@ import { openTelemetry } from "robustly/telemetry";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { drive } from "./support/drive.js";
+import { faultyStore } from "./support/faulty-store.js";
 
 /** A Meter that records every measurement, standing in for an OpenTelemetry SDK. */
 function recordingMeter() {
@@ -113,5 +115,25 @@ describe("openTelemetry", () => {
     expect(() => openTelemetry({ meter: {} as Meter })).toThrow(
       "openTelemetry: meter must be an OpenTelemetry Meter",
     );
+  });
+
+  it("records when a shared policy's store goes down and comes back", async () => {
+    const { meter, sum } = recordingMeter();
+    const telemetry = openTelemetry({ meter });
+    const clock = new VirtualClock();
+    const store = faultyStore(memoryStore({ clock }));
+    const budget = retryBudget({ store, key: "k", clock, storeTimeout: 20 });
+    const pace = new ResponsiveBackoff({ store, key: "k", clock, storeTimeout: 20 });
+    const watching = [telemetry.observe(budget, "api"), telemetry.observe(pace, "api")];
+    await Promise.all([budget.ready(), pace.ready()]);
+    store.fault = "hang";
+    await clock.advance(200);
+    store.fault = "none";
+    await clock.advance(2000);
+    const by = (state: string) => (a: Attributes | undefined) => a?.["robustly.store"] === state;
+    expect(sum("robustly.store.transitions", by("down"))).toBe(2);
+    expect(sum("robustly.store.transitions", by("up"))).toBe(2);
+    for (const w of watching) w.dispose();
+    await Promise.all([budget.close(), pace.close()]);
   });
 });

@@ -28,7 +28,8 @@ export interface Telemetry {
   instrument<T>(options?: RetryOptions<T>): RetryOptions<T>;
   /**
    * Records a breaker's state changes and rejections, a budget's refusals, or a responsive backoff's
-   * delay changes, until disposed.
+   * delay changes, and for each of them shared through a store, when the store goes down and comes back;
+   * until disposed.
    */
   observe(policy: CircuitBreaker | RetryBudget | ResponsiveBackoff, name?: string): Disposable;
 }
@@ -67,6 +68,10 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
   const refusals: Counter = meter.createCounter("robustly.budget.refusals", {
     description: "Retries refused by a retry budget",
   });
+  const stores: Counter = meter.createCounter("robustly.store.transitions", {
+    description:
+      "A shared policy's store went down (the policy decides alone) or came back (it shares again)",
+  });
   const paces: Histogram = meter.createHistogram("robustly.responsive.delay", {
     description: "A responsive backoff's delay each time it changes, by direction",
     unit: "ms",
@@ -95,24 +100,37 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
     },
     observe(policy: CircuitBreaker | RetryBudget | ResponsiveBackoff, name?: string): Disposable {
       const attributes: Attributes = name === undefined ? base : { ...base, "robustly.name": name };
+      const watching: Disposable[] = [];
       if ("acquire" in policy) {
-        const changes = policy.on("change", ({ from, to }) =>
-          transitions.add(1, { ...attributes, "robustly.from": from, "robustly.to": to }),
+        watching.push(
+          policy.on("change", ({ from, to }) =>
+            transitions.add(1, { ...attributes, "robustly.from": from, "robustly.to": to }),
+          ),
+          policy.on("rejected", () => rejections.add(1, attributes)),
         );
-        const rejected = policy.on("rejected", () => rejections.add(1, attributes));
-        return {
-          dispose() {
-            changes.dispose();
-            rejected.dispose();
-          },
-        };
-      }
-      if ("sleepOnFailure" in policy) {
-        return policy.on("change", ({ direction, to }) =>
-          paces.record(to, { ...attributes, "robustly.direction": direction }),
+      } else if ("sleepOnFailure" in policy) {
+        watching.push(
+          policy.on("change", ({ direction, to }) =>
+            paces.record(to, { ...attributes, "robustly.direction": direction }),
+          ),
         );
+      } else {
+        watching.push(policy.on("refused", () => refusals.add(1, attributes)));
       }
-      return policy.on("refused", () => refusals.add(1, attributes));
+      // The three kinds emit the same store events; `on` is typed per kind, so each is named here.
+      const on = policy.on.bind(policy) as (
+        event: "store-down" | "store-up",
+        listener: () => void,
+      ) => Disposable;
+      watching.push(
+        on("store-down", () => stores.add(1, { ...attributes, "robustly.store": "down" })),
+        on("store-up", () => stores.add(1, { ...attributes, "robustly.store": "up" })),
+      );
+      return {
+        dispose() {
+          for (const w of watching) w.dispose();
+        },
+      };
     },
   };
 }
