@@ -133,6 +133,9 @@ export const RESPONSIVE_DEFAULTS = Object.freeze({
  * `sleepOnFailure()` and `sleepOnSuccess()` wait it too. Every method runs to completion synchronously, so
  * any number of concurrent async workers can share one instance.
  *
+ * With a `store` (and a `key`), the delay is shared by every process that names the same store and key
+ * (`SharingOptions`).
+ *
  * It is also a `Backoff` whose state outlives a call: `retry(op, { backoff: responsive, jitter: jitter.none() })`
  * asks it for a delay on each failure (counting it as one) and tells it when a call succeeds.
  *

@@ -456,7 +456,8 @@ export class CircuitBreaker {
 }
 
 /**
- * A circuit breaker to share among calls: `retry(op, { breaker })` or `breaker.execute(op)`.
+ * A circuit breaker to share among calls: `retry(op, { breaker })` or `breaker.execute(op)`. With a
+ * `store` (and a `key`), one breaker for every process that names the same store and key (`SharingOptions`).
  *
  * @example
  * const breaker = circuitBreaker({ failureRatio: 0.5, minimumThroughput: 20, openFor: backoff.exponential({ base: 1000, max: 60_000 }) });
