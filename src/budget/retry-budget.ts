@@ -142,12 +142,12 @@ class RatioBudget implements RetryBudget {
     this.#retries[i] = Math.max(0, (this.#retries[i] as number) - retries);
   }
 
-  /** Shared mode: the retries the window allows now. */
+  /** Shared mode: the retries the window allows now (negative: more are counted than it allows). */
   room(): number {
     this.#advance();
     const requests = this.#requests.reduce((a, b) => a + b, 0);
     const retries = this.#retries.reduce((a, b) => a + b, 0);
-    return Math.max(0, Math.floor(this.#ratio * requests + this.#floor - retries));
+    return Math.floor(this.#ratio * requests + this.#floor - retries);
   }
 
   /** The current bucket's number. */
@@ -227,9 +227,12 @@ class TokenBudget implements RetryBudget {
     this.#tokens = Math.min(this.#max, Math.max(0, this.#tokens - n));
   }
 
-  /** Shared mode: retries that the tokens allow before they fall to half the bucket (each retry follows a failure, which takes one). */
+  /**
+   * Shared mode: retries that the tokens allow before they fall to half the bucket (each retry follows a
+   * failure, which takes one); negative when more are held back than the tokens allow.
+   */
   room(): number {
-    return Math.max(0, Math.ceil(this.#tokens - this.#max / 2 - 1));
+    return Math.ceil(this.#tokens - this.#max / 2 - 1);
   }
 
   get tokenRatio(): number {
@@ -276,24 +279,33 @@ interface BudgetBatch {
   requests: number;
   failures: number;
   successes: number;
-  /** Retries taken beyond the lease (during the last exchange): counted now. */
-  debt: number;
-  /** Retries asked for (taken or refused) since the last exchange: the next lease's size. */
+  /** Retries asked for (taken or refused) since the last exchange. */
   demand: number;
-  /** The lease held when the batch was taken, handed back (ratio) or released (tokens). */
-  lease: number;
-  /** Ratio: the bucket the lease was counted in. Tokens: the tokens the lease reserved. */
+  /** The lease the process wants to hold until the next exchange: twice its demand, at least 1. */
+  target: number;
+  /** The part of its lease the process keeps (and may still spend) while the exchange is under way. */
+  keep: number;
+  /** The part it hands back: no longer spendable from the moment the batch is taken. */
+  returned: number;
+  /** Lease taken back by the last exchange (the budget shrank below what was leased), handed back now. */
+  revoked: number;
+  /** Tokens: retries spent from the lease since the last exchange (their reservation is released; their failures are counted). */
+  spent: number;
+  /** Ratio: the bucket the lease is counted in (-Infinity: unknown, never taken back). */
   leaseMark: number;
 }
 
 type LocalBudget = RatioBudget | TokenBudget;
 
 /**
- * A budget the fleet shares. A process may retry only on a lease: retries it took from the shared budget
- * at its last exchange, sized to what it asked for then (at least one, at most half of what is left), and
- * handed back unused at the next. The leases of all processes never exceed the budget, so the fleet
- * cannot overspend it however many processes there are; a process that runs out of its lease before the
- * next exchange refuses (and asks for an exchange at once).
+ * A budget the fleet shares. A process may retry only on a lease: retries reserved for it in the shared
+ * budget (counted as retries in the ratio window, or held back from the tokens). At each exchange it keeps
+ * what it expects to need until the next (twice what it asked for since the last, at least one), hands
+ * back the rest, and is topped up from what is left (at most half of it, so that one busy process cannot
+ * take everything). A lease is counted in the shared state before it can be spent, and the part kept is
+ * counted again in the current bucket at each exchange so that it never slides out of the window while
+ * held: the fleet's retries never exceed the budget, however many processes there are. A process that
+ * runs out of its lease refuses, and asks for an exchange at once.
  */
 class SharedBudget implements RetryBudget {
   readonly kind: "ratio" | "tokens";
@@ -302,10 +314,14 @@ class SharedBudget implements RetryBudget {
   readonly #local: LocalBudget;
   readonly #replica: Replica<BudgetBatch>;
   #batch: BudgetBatch = emptyBatch();
+  /** Retries this process may spend now. */
   #lease = 0;
-  #leaseMark = 0;
-  #leaseAtDetach = 0;
-  #granted = { lease: 0, mark: 0 };
+  #leaseMark = Number.NEGATIVE_INFINITY;
+  #spent = 0;
+  /** Lease taken back at the last exchange, to hand back at the next. */
+  #revoked = 0;
+  /** What the last merge decided: the top-up, what is taken back, and where the lease is counted. */
+  #granted = { lease: 0, revoke: 0, mark: Number.NEGATIVE_INFINITY };
 
   constructor(
     kind: "ratio" | "tokens",
@@ -318,24 +334,46 @@ class SharedBudget implements RetryBudget {
     this.#local = make(storeClock(() => this.#replica, clock));
     this.#replica = new Replica<BudgetBatch>(`budget-${kind}`, sharing, clock, {
       detach: () => {
-        const batch = { ...this.#batch, lease: this.#lease, leaseMark: this.#leaseMark };
+        const target = Math.max(1, 2 * this.#batch.demand);
+        const keep = Math.min(this.#lease, target);
+        const batch = {
+          ...this.#batch,
+          target,
+          keep,
+          returned: this.#lease - keep,
+          revoked: this.#revoked,
+          spent: this.#spent,
+          leaseMark: this.#leaseMark,
+        };
+        this.#lease = keep;
+        this.#spent = 0;
+        this.#revoked = 0;
         this.#batch = emptyBatch();
-        this.#leaseAtDetach = this.#lease;
         return batch;
       },
       reattach: (batch) => {
+        // Nothing reached the store: the counts wait for the next exchange, and the lease handed back is still ours.
         const b = this.#batch;
         b.requests += batch.requests;
         b.failures += batch.failures;
         b.successes += batch.successes;
-        b.debt += batch.debt;
         b.demand += batch.demand;
+        this.#lease += batch.returned;
+        this.#revoked += batch.revoked;
+        this.#spent += batch.spent;
+      },
+      dropped: () => {
+        // The write may or may not have landed: assume the lease handed back is gone, and never take back
+        // from a bucket what may have been moved. Both err towards fewer retries.
+        this.#leaseMark = Number.NEGATIVE_INFINITY;
       },
       merge: (shared, batch, now, recovering) => this.#merge(shared, batch, now, recovering),
       adopt: (shared) => {
         this.#local.restore(shared as BudgetState);
-        if (this.kind === "ratio") this.#batch.debt += Math.max(0, this.#leaseAtDetach - this.#lease);
-        this.#lease = this.#granted.lease;
+        this.#lease += this.#granted.lease;
+        const revoked = Math.min(this.#lease, this.#granted.revoke);
+        this.#lease -= revoked;
+        this.#revoked += revoked;
         this.#leaseMark = this.#granted.mark;
       },
       down: (error) => this.#events.emit("store-down", { error }),
@@ -352,25 +390,31 @@ class SharedBudget implements RetryBudget {
         // Not a state of this kind of budget (another version wrote it): start afresh.
       }
     }
-    let room: number;
+    const handedBack = batch.returned + batch.revoked;
     if (scratch instanceof RatioBudget) {
-      if (!recovering) scratch.add(batch.requests, batch.debt);
-      scratch.unretry(batch.lease, batch.leaseMark);
-      room = scratch.room();
+      if (!recovering) scratch.add(batch.requests, 0);
+      // The unspent lease leaves the bucket it was counted in; the part kept is counted again now.
+      scratch.unretry(batch.keep + handedBack, batch.leaseMark);
+      scratch.add(0, batch.keep);
     } else {
-      // The lease reserved tokens; the failures themselves are counted now.
-      scratch.take(-batch.leaseMark);
+      // Tokens held back for the lease handed back, and for the retries spent, go back; failures are counted.
+      scratch.take(-(handedBack + batch.spent));
       if (!recovering) scratch.take(batch.failures - batch.successes * scratch.tokenRatio);
-      room = scratch.room();
     }
-    const want = Math.max(1, 2 * batch.demand);
-    const lease = Math.min(want, room, Math.max(1, Math.floor(room / 2)));
+    const room = scratch.room();
+    // More is leased than the budget now allows (failures elsewhere, the window sliding): take back what
+    // this process kept, as far as it has not spent it by the time the exchange is over.
+    const revoke = room < 0 ? Math.min(batch.keep, -room) : 0;
+    const topUp =
+      room > 0
+        ? Math.max(0, Math.min(batch.target - batch.keep, room, Math.max(1, Math.floor(room / 2))))
+        : 0;
     if (scratch instanceof RatioBudget) {
-      scratch.add(0, lease);
-      this.#granted = { lease, mark: scratch.bucket };
+      scratch.add(0, topUp);
+      this.#granted = { lease: topUp, revoke, mark: scratch.bucket };
     } else {
-      scratch.take(lease);
-      this.#granted = { lease, mark: lease };
+      scratch.take(topUp);
+      this.#granted = { lease: topUp, revoke, mark: Number.NEGATIVE_INFINITY };
     }
     return scratch.state();
   }
@@ -416,6 +460,7 @@ class SharedBudget implements RetryBudget {
       ok = this.#lease > 0;
       if (ok) {
         this.#lease -= 1;
+        this.#spent += 1;
         if (this.#local instanceof RatioBudget) this.#local.add(0, 1);
       } else this.#replica.soon();
     }
@@ -439,7 +484,18 @@ class SharedBudget implements RetryBudget {
 }
 
 function emptyBatch(): BudgetBatch {
-  return { requests: 0, failures: 0, successes: 0, debt: 0, demand: 0, lease: 0, leaseMark: 0 };
+  return {
+    requests: 0,
+    failures: 0,
+    successes: 0,
+    demand: 0,
+    target: 0,
+    keep: 0,
+    returned: 0,
+    revoked: 0,
+    spent: 0,
+    leaseMark: Number.NEGATIVE_INFINITY,
+  };
 }
 
 /**

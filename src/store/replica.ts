@@ -81,6 +81,8 @@ export interface ReplicaHooks<B> {
   detach(): B;
   /** Gives it back: the exchange failed before anything was written. */
   reattach(batch: B): void;
+  /** The exchange failed after a write was sent, which may yet land: the batch is dropped, not given back. */
+  dropped?(batch: B): void;
   /**
    * The new shared state: `shared` (as read; undefined for a new key, and possibly of any shape) with
    * `batch` merged in, at store time `now`. `recovering`: the store was down until now, and the batch holds
@@ -243,7 +245,8 @@ export class Replica<B> {
     } catch (error) {
       this.#last = undefined;
       // A write that timed out may still land: its batch is dropped rather than risk counting it twice.
-      if (!writing) this.#hooks.reattach(batch);
+      if (writing) this.#hooks.dropped?.(batch);
+      else this.#hooks.reattach(batch);
       this.#markDown(error);
     }
   }

@@ -1,16 +1,21 @@
-import type { Store } from "robustly";
+import type { Clock, Store } from "robustly";
 
 export type Fault = "none" | "hang" | "reject";
 
-/** `inner`, with a switch that makes every operation hang (never settle) or reject, to test the fallbacks. */
+/**
+ * `inner`, with a switch that makes every operation hang (never settle) or reject, to test the fallbacks,
+ * and a `latency` (ms on `clock`) before each answer, so that exchanges are under way while calls go on.
+ */
 export function faultyStore(
   inner: Store,
-): Store & { fault: Fault; readonly calls: number; readonly hanging: number } {
+  clock?: Clock,
+): Store & { fault: Fault; latency: number; readonly calls: number; readonly hanging: number } {
   let calls = 0;
   let hanging = 0;
   const store = {
     name: "faulty",
     fault: "none" as Fault,
+    latency: 0,
     get calls() {
       return calls;
     },
@@ -24,7 +29,7 @@ export function faultyStore(
         return new Promise<never>(() => {});
       }
       if (store.fault === "reject") return Promise.reject(new Error("store unreachable"));
-      return inner.read(key);
+      return later(() => inner.read(key));
     },
     write(key: string, version: number, value: unknown, expire: number) {
       calls += 1;
@@ -33,9 +38,16 @@ export function faultyStore(
         return new Promise<never>(() => {});
       }
       if (store.fault === "reject") return Promise.reject(new Error("store unreachable"));
-      return inner.write(key, version, value, expire);
+      return later(() => inner.write(key, version, value, expire));
     },
     close: () => inner.close(),
   };
+  /** Runs `operation` after `latency` ms on the clock (at once without either). */
+  function later<T>(operation: () => Promise<T>): Promise<T> {
+    if (store.latency <= 0 || clock === undefined) return operation();
+    return new Promise<T>((resolve, reject) => {
+      clock.setTimer(store.latency, () => operation().then(resolve, reject));
+    });
+  }
   return store;
 }
