@@ -470,3 +470,117 @@ describe("handing outcomes over in runs", () => {
     );
   });
 });
+
+describe("edge cases of the exchanges", () => {
+  it("lets a probe that is out across an exchange close the breaker when it succeeds", async () => {
+    const clock = new VirtualClock();
+    const store = memoryStore({ clock });
+    const breaker = circuitBreaker({
+      consecutiveFailures: 2,
+      openFor: backoff.constant({ base: 1000 }),
+      store,
+      key: "b",
+      clock,
+    });
+    await breaker.ready();
+    for (let i = 0; i < 2; i++) {
+      breaker.acquire();
+      breaker.failure();
+    }
+    await clock.advance(1100);
+    expect(breaker.state).toBe("half-open");
+    // The probe takes 150 ms: an exchange (every 100 ms) lands while it is out.
+    const probe = breaker.execute(() => clock.sleep(150).then(() => "ok"));
+    await clock.advance(150);
+    expect(await probe).toBe("ok");
+    expect(breaker.state).toBe("closed");
+  });
+
+  it("hands the whole lease back on close, and then decides alone", async () => {
+    const clock = new VirtualClock();
+    const store = memoryStore({ clock });
+    const tokens = retryBudget({ maxTokens: 100, tokenRatio: 1, store, key: "t", clock });
+    await tokens.ready();
+    for (let i = 0; i < 3; i++) tokens.tryRetry();
+    await clock.advance(100);
+    await tokens.close();
+    // No failure ever happened: every token held back for the lease is back.
+    expect((await store.read("budget-tokens:t")).value).toEqual({ kind: "tokens", tokens: 100 });
+    expect(tokens.shared).toBe(false);
+    // Alone now, on the local copy (a full bucket of 100 allows 49 retries before it falls to half).
+    let allowed = 0;
+    for (let i = 0; i < 60; i++) {
+      tokens.failed();
+      if (tokens.tryRetry()) allowed += 1;
+    }
+    expect(allowed).toBe(49);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("does not replay what a process saw alone even when its first exchange back meets conflicts", async () => {
+    const clock = new VirtualClock();
+    const inner = memoryStore({ clock });
+    const store = faultyStore(inner);
+    const options = {
+      consecutiveFailures: 2,
+      openFor: backoff.constant({ base: 10_000 }),
+      key: "k",
+      clock,
+      storeTimeout: 30,
+    };
+    const alone = circuitBreaker({ ...options, store });
+    const fleetView = circuitBreaker({ ...options, store: inner });
+    await Promise.all([alone.ready(), fleetView.ready()]);
+    store.fault = "reject";
+    await clock.advance(100);
+    for (let i = 0; i < 2; i++) {
+      alone.acquire();
+      alone.failure();
+    }
+    expect(alone.state).toBe("open");
+    store.fault = "none";
+    store.conflicts = 8; // the first exchange back loses every compare-and-set
+    await clock.advance(3000);
+    expect(alone.shared).toBe(true);
+    expect(fleetView.state).toBe("closed");
+    expect(alone.state).toBe("closed");
+  });
+
+  it("fails an exchange, without hanging or an unhandled rejection, when a store answers nonsense", async () => {
+    const clock = new VirtualClock();
+    const inner = memoryStore({ clock });
+    const broken = {
+      ...inner,
+      name: "broken",
+      read: () => Promise.resolve(undefined as never),
+      write: inner.write,
+      close: inner.close,
+    };
+    const budget = retryBudget({ store: broken, key: "k", clock });
+    const errors: unknown[] = [];
+    budget.on("store-down", ({ error }) => errors.push(error));
+    await budget.ready();
+    expect(String(errors[0])).toMatch(/the broken store answered undefined, not an entry/);
+    await budget.close();
+  });
+
+  it("closes once: a second close() waits for the same last exchange", async () => {
+    const clock = new VirtualClock();
+    const store = faultyStore(memoryStore({ clock }), clock);
+    const budget = retryBudget({ store, key: "k", clock });
+    await budget.ready();
+    store.latency = 50;
+    const first = budget.close();
+    const second = budget.close();
+    expect(second).toBe(first);
+    await clock.advance(200);
+    await first;
+    expect(clock.pending).toBe(0);
+  });
+
+  it("names an expiry too long to keep", () => {
+    expect(() => retryBudget({ store: memoryStore(), key: "k", expire: 1e21 })).toThrow(
+      /retryBudget: expire must be a finite number in \[1, 1000000000000\]; got 1e\+21/,
+    );
+  });
+});

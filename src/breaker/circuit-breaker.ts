@@ -274,7 +274,11 @@ export class CircuitBreaker {
       this.#quiet = false;
     }
     const to = this.state;
-    if (from === "half-open" && to === "half-open") this.#inFlightProbes = probes;
+    if (from === "half-open" && to === "half-open" && probes > 0) {
+      // This process's probes are still out: they must be able to close or reopen the breaker when they end.
+      this.#state = "half-open";
+      this.#inFlightProbes = probes;
+    }
     if (from !== to) {
       this.#events.emit(
         "change",
@@ -432,26 +436,44 @@ export class CircuitBreaker {
     };
   }
 
-  /** Replaces the state with `state` (from `snapshot()`, perhaps of another process). */
+  /** Replaces the state with `state` (from `snapshot()`, perhaps of another process); checked whole before any of it is taken. */
   restore(state: BreakerState): void {
     if (!["closed", "open", "half-open"].includes(state?.state)) {
       throw new OptionError("circuitBreaker.restore: state", state?.state, '"closed", "open" or "half-open"');
     }
-    this.#state = state.state;
-    this.#openUntil = finiteAtLeast(
+    const openUntil = finiteAtLeast(
       "circuitBreaker.restore: openUntil",
       state.openUntil,
       Number.NEGATIVE_INFINITY,
     );
-    this.#openings = integerAtLeast("circuitBreaker.restore: openings", state.openings, 0);
-    this.#failures = integerAtLeast(
+    const openings = integerAtLeast("circuitBreaker.restore: openings", state.openings, 0);
+    const failures = integerAtLeast(
       "circuitBreaker.restore: consecutiveFailures",
       state.consecutiveFailures,
       0,
     );
-    this.#successes = integerAtLeast("circuitBreaker.restore: halfOpenSuccesses", state.halfOpenSuccesses, 0);
+    const successes = integerAtLeast("circuitBreaker.restore: halfOpenSuccesses", state.halfOpenSuccesses, 0);
+    const window = state.window;
+    if (
+      !Array.isArray(window) ||
+      !window.every(
+        (b) =>
+          Array.isArray(b) && b.length === 3 && b.every((n) => typeof n === "number" && Number.isFinite(n)),
+      )
+    ) {
+      throw new OptionError(
+        "circuitBreaker.restore: window",
+        window,
+        "a list of [time, calls, failures] buckets",
+      );
+    }
+    this.#state = state.state;
+    this.#openUntil = openUntil;
+    this.#openings = openings;
+    this.#failures = failures;
+    this.#successes = successes;
     this.#inFlightProbes = 0;
-    this.#window = state.window.map((b) => [...b] as [number, number, number]);
+    this.#window = window.map((b) => [...b] as [number, number, number]);
   }
 }
 

@@ -333,8 +333,9 @@ class SharedBudget implements RetryBudget {
     this.#make = make;
     this.#local = make(storeClock(() => this.#replica, clock));
     this.#replica = new Replica<BudgetBatch>(`budget-${kind}`, sharing, clock, {
-      detach: () => {
-        const target = Math.max(1, 2 * this.#batch.demand);
+      detach: (final) => {
+        // The last exchange hands the whole lease back and takes none.
+        const target = final ? 0 : Math.max(1, 2 * this.#batch.demand);
         const keep = Math.min(this.#lease, target);
         const batch = {
           ...this.#batch,

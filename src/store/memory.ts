@@ -23,6 +23,8 @@ class MemoryStore implements Store {
   readonly name = "memory";
   readonly #clock: Clock;
   readonly #slots = new Map<string, Slot>();
+  /** Versions are never reused, not even by a key made again after it expired. */
+  #lastVersion = 0;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -48,7 +50,8 @@ class MemoryStore implements Store {
     const found = this.#entry(key);
     if (found.version !== version) return Promise.resolve({ written: false, entry: found });
     const json = JSON.stringify(value);
-    const next = version + 1;
+    this.#lastVersion += 1;
+    const next = this.#lastVersion;
     this.#slots.set(key, { json, version: next, expiresAt: found.time + expire });
     return Promise.resolve({
       written: true,

@@ -14,7 +14,7 @@
  */
 import { type CancelTimer, type Clock, setBackgroundTimer } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import { finiteAbove } from "../core/validate.js";
+import { finiteAbove, finiteAtLeast } from "../core/validate.js";
 import { isStore, type Store, type StoreEntry, StoreTimeoutError } from "./store.js";
 
 /** The options that put a policy's state in a shared store. */
@@ -71,14 +71,14 @@ export function sharingOptions(name: string, options: SharingOptions): Sharing |
     syncEvery: finiteAbove(`${name}: syncEvery`, options.syncEvery ?? 100, 0),
     storeTimeout: finiteAbove(`${name}: storeTimeout`, options.storeTimeout ?? 250, 0),
     whenStoreDown,
-    expire: finiteAbove(`${name}: expire`, options.expire ?? 86_400_000, 0),
+    expire: finiteAtLeast(`${name}: expire`, options.expire ?? 86_400_000, 1, MAX_EXPIRE),
   };
 }
 
 /** What the replica needs from its policy. */
 export interface ReplicaHooks<B> {
-  /** Takes what the process saw since the last exchange. */
-  detach(): B;
+  /** Takes what the process saw since the last exchange; `final` for the last exchange, made by `close()`. */
+  detach(final: boolean): B;
   /** Gives it back: the exchange failed before anything was written. */
   reattach(batch: B): void;
   /** The exchange failed after a write was sent, which may yet land: the batch is dropped, not given back. */
@@ -96,6 +96,9 @@ export interface ReplicaHooks<B> {
   /** The store answers again, after `downFor` ms. */
   up(downFor: number): void;
 }
+
+/** The longest expiry, ms (about 31 years): longer ones would not survive the trip to Redis as integers. */
+const MAX_EXPIRE = 1e12;
 
 /** After this many compare-and-set conflicts in a row, an exchange gives up and tries again later. */
 const MAX_CONFLICTS = 8;
@@ -118,6 +121,9 @@ export class Replica<B> {
   #cancel: CancelTimer | undefined;
   #lastStart = Number.NEGATIVE_INFINITY;
   #closed = false;
+  #closing: Promise<void> | undefined;
+  /** The latest store time handed out: store time never goes back, whatever the offset does. */
+  #lastNow = Number.NEGATIVE_INFINITY;
   readonly #ready: Promise<void>;
 
   constructor(kind: string, sharing: Sharing, clock: Clock, hooks: ReplicaHooks<B>) {
@@ -130,7 +136,9 @@ export class Replica<B> {
 
   /** The store's time now, as this process reckons it. */
   now(): number {
-    return this.#clock.now() + this.#offset;
+    const now = Math.max(this.#lastNow, this.#clock.now() + this.#offset);
+    this.#lastNow = now;
+    return now;
   }
 
   /** A clock on the store's time (for the local replica's windows and deadlines). */
@@ -138,14 +146,14 @@ export class Replica<B> {
     return { now: () => this.now(), setTimer: (ms, callback) => this.#clock.setTimer(ms, callback) };
   }
 
-  /** Whether the state is shared now (false while the store is down). */
+  /** Whether the state is shared now (false while the store is down, and after `close()`). */
   get shared(): boolean {
-    return this.#state !== "down";
+    return this.#state !== "down" && !this.#closed;
   }
 
   /** True while the store is down and the policy was told to refuse then. */
   get refusing(): boolean {
-    return this.#state === "down" && this.#sharing.whenStoreDown === "closed";
+    return this.#state === "down" && !this.#closed && this.#sharing.whenStoreDown === "closed";
   }
 
   /** Resolves when the first exchange is over, whether or not it reached the store. */
@@ -192,14 +200,18 @@ export class Replica<B> {
   }
 
   /** Stops the exchanges after a last one that hands over what this process saw. The policy then decides alone. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
     this.#cancel?.();
     this.#cancel = undefined;
     while (this.#inFlight !== undefined) await this.#inFlight;
     if (this.#state === "down") return;
-    const last = this.#exchange();
+    const last = this.#exchange(true);
     this.#inFlight = last;
     await last;
     this.#inFlight = undefined;
@@ -214,10 +226,10 @@ export class Replica<B> {
     });
   }
 
-  async #exchange(): Promise<void> {
+  async #exchange(final = false): Promise<void> {
     this.#lastStart = this.#clock.now();
     const recovering = this.#state === "down";
-    const batch = this.#hooks.detach();
+    const batch = this.#hooks.detach(final);
     const { store, expire } = this.#sharing;
     let writing = false;
     try {
@@ -238,10 +250,10 @@ export class Replica<B> {
         }
         entry = result.entry;
       }
-      // The others kept writing first: try again at the next exchange.
+      // The others kept writing first: try again at the next exchange (still recovering, if it was).
       this.#last = undefined;
       this.#hooks.reattach(batch);
-      this.#markUp();
+      if (!recovering) this.#markUp();
     } catch (error) {
       this.#last = undefined;
       // A write that timed out may still land: its batch is dropped rather than risk counting it twice.
@@ -273,7 +285,13 @@ export class Replica<B> {
           if (settled) return;
           settled = true;
           cancel();
-          const entry = ("entry" in answer ? answer.entry : answer) as StoreEntry;
+          const entry = (
+            typeof answer === "object" && answer !== null && "entry" in answer ? answer.entry : answer
+          ) as StoreEntry | undefined;
+          if (typeof entry !== "object" || entry === null || typeof entry.version !== "number") {
+            reject(new TypeError(`the ${store.name} store answered ${String(answer)}, not an entry`));
+            return;
+          }
           if (Number.isFinite(entry.time)) this.#offset = entry.time - (sent + this.#clock.now()) / 2;
           resolve(answer);
         },

@@ -9,13 +9,21 @@ export type Fault = "none" | "hang" | "reject";
 export function faultyStore(
   inner: Store,
   clock?: Clock,
-): Store & { fault: Fault; latency: number; readonly calls: number; readonly hanging: number } {
+): Store & {
+  fault: Fault;
+  latency: number;
+  conflicts: number;
+  readonly calls: number;
+  readonly hanging: number;
+} {
   let calls = 0;
   let hanging = 0;
   const store = {
     name: "faulty",
     fault: "none" as Fault,
     latency: 0,
+    /** This many writes from now answer "not written", as if another process always wrote first. */
+    conflicts: 0,
     get calls() {
       return calls;
     },
@@ -38,6 +46,10 @@ export function faultyStore(
         return new Promise<never>(() => {});
       }
       if (store.fault === "reject") return Promise.reject(new Error("store unreachable"));
+      if (store.conflicts > 0) {
+        store.conflicts -= 1;
+        return inner.read(key).then((entry) => ({ written: false, entry }));
+      }
       return later(() => inner.write(key, version, value, expire));
     },
     close: () => inner.close(),
