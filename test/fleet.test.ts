@@ -150,6 +150,8 @@ describe("a fleet of four processes on one redis-server", () => {
       expect(events.filter((e) => e === "budget-down")).toHaveLength(1);
       expect(events).toContain("breaker-up");
       expect(events).toContain("budget-up");
+      expect(events.filter((e) => e === "pace-down")).toHaveLength(1);
+      expect(events).toContain("pace-up");
       expect(r.sharedAtEnd).toBe(true);
       // Calls went on while Redis was gone, on local state, and none failed for it.
       expect(r.okWhileAlone as number).toBeGreaterThan(10);

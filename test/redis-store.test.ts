@@ -98,3 +98,55 @@ describe("redisStore (a real redis-server on loopback)", () => {
     expect(keys).toEqual(["t6:breaker:svc", "t6:budget-ratio:svc"]);
   });
 });
+
+describe("a hung Redis (SIGSTOP)", () => {
+  it("costs no call any wait: the policies go on alone after storeTimeout and share again after SIGCONT", async () => {
+    const store = redisStore({ url: server.url, prefix: "hung:" });
+    const sharing = { store, key: "svc", syncEvery: 20, storeTimeout: 100 };
+    const breaker = circuitBreaker({ consecutiveFailures: 3, ...sharing });
+    const budget = retryBudget({ ratio: 0.5, minPerSecond: 10, ...sharing });
+    await Promise.all([breaker.ready(), budget.ready()]);
+    const events: string[] = [];
+    for (const [name, policy] of [
+      ["breaker", breaker],
+      ["budget", budget],
+    ] as const) {
+      policy.on("store-down", () => events.push(`${name}-down`));
+      policy.on("store-up", () => events.push(`${name}-up`));
+    }
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      server.pause();
+      // For 800 ms of a hung Redis, decide every 5 ms and time the slowest decision.
+      let slowest = 0;
+      const until = Date.now() + 800;
+      while (Date.now() < until) {
+        const start = performance.now();
+        breaker.acquire();
+        breaker.success();
+        budget.request();
+        budget.tryRetry();
+        slowest = Math.max(slowest, performance.now() - start);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(events).toEqual(expect.arrayContaining(["breaker-down", "budget-down"]));
+      expect(breaker.shared || budget.shared).toBe(false);
+      // A decision is synchronous work on local state: well under the store timeout, even on a busy machine.
+      expect(slowest).toBeLessThan(50);
+      server.resume();
+      const deadline = Date.now() + 10_000;
+      while (!(breaker.shared && budget.shared) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(breaker.shared && budget.shared).toBe(true);
+      expect(events.filter((e) => e.endsWith("-up")).sort()).toEqual(["breaker-up", "budget-up"]);
+    } finally {
+      server.resume();
+      process.off("unhandledRejection", onUnhandled);
+      await Promise.all([breaker.close(), budget.close()]);
+      await store.close();
+    }
+    expect(unhandled).toEqual([]);
+  }, 30_000);
+});

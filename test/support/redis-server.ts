@@ -7,6 +7,10 @@ export interface RedisServer {
   readonly url: string;
   /** Kills it at once (SIGKILL), as a crash would. */
   kill(): Promise<void>;
+  /** Stops it answering (SIGSTOP): connections stay open and commands wait, as with a hung server. */
+  pause(): void;
+  /** Lets it answer again (SIGCONT). */
+  resume(): void;
   /** Starts it again on the same port (empty: nothing is saved to disk). */
   start(): Promise<void>;
   /** Stops it for good. */
@@ -87,6 +91,12 @@ export async function startRedisServer(): Promise<RedisServer> {
       );
       await answers(port);
     },
+    pause() {
+      child?.kill("SIGSTOP");
+    },
+    resume() {
+      child?.kill("SIGCONT");
+    },
     async kill() {
       const done = exited();
       child?.kill("SIGKILL");
@@ -94,6 +104,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     },
     async stop() {
       const done = exited();
+      child?.kill("SIGCONT");
       child?.kill("SIGTERM");
       await done;
     },
