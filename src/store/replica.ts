@@ -119,6 +119,8 @@ export class Replica<B> {
   #inFlight: Promise<void> | undefined;
   #again = false;
   #cancel: CancelTimer | undefined;
+  /** When the scheduled exchange is due (clock time). */
+  #dueAt = Number.POSITIVE_INFINITY;
   #lastStart = Number.NEGATIVE_INFINITY;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -169,8 +171,10 @@ export class Replica<B> {
       return;
     }
     // At most ten exchanges per syncEvery, however often it is asked.
-    const wait = Math.max(0, this.#lastStart + this.#sharing.syncEvery / 10 - this.#clock.now());
-    this.#schedule(wait);
+    const now = this.#clock.now();
+    const at = Math.max(now, this.#lastStart + this.#sharing.syncEvery / 10);
+    if (this.#cancel !== undefined && this.#dueAt <= at) return;
+    this.#schedule(at - now);
   }
 
   /** One exchange now (after the one in progress, if any). Never rejects. */
@@ -220,6 +224,7 @@ export class Replica<B> {
   #schedule(ms: number): void {
     if (this.#closed) return;
     this.#cancel?.();
+    this.#dueAt = this.#clock.now() + ms;
     this.#cancel = setBackgroundTimer(this.#clock, ms, () => {
       this.#cancel = undefined;
       void this.sync();
