@@ -122,6 +122,7 @@ export { retry, wrap } from "./retry/retry.js";
 export {
   type MemoryStoreOptions,
   memoryStore,
+  type NodeRedisClientLike,
   type RedisClientLike,
   type RedisStoreOptions,
   redisStore,

@@ -1,3 +1,4 @@
+import { createClient } from "@redis/client";
 import { Redis } from "ioredis";
 import { circuitBreaker, redisStore, retryBudget } from "robustly";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,8 +71,31 @@ describe("redisStore (a real redis-server on loopback)", () => {
     expect(await client.exists("t5:short")).toBe(0);
   });
 
+  it("works as well through a node-redis client", async () => {
+    const nodeRedis = createClient({ url: server.url });
+    nodeRedis.on("error", () => {});
+    await nodeRedis.connect();
+    try {
+      const store = redisStore({ client: nodeRedis, prefix: "t7:" });
+      const first = await store.write("a", 0, { n: 1 }, 60_000);
+      expect(first.written).toBe(true);
+      expect((await store.write("a", 0, { n: 2 }, 60_000)).written).toBe(false);
+      await client.script("FLUSH"); // node-redis too falls back to EVAL when Redis forgot the script
+      expect(await store.read("a")).toMatchObject({ value: { n: 1 }, version: first.entry.version });
+      const breaker = circuitBreaker({ consecutiveFailures: 1, store, key: "svc" });
+      await breaker.ready();
+      expect(breaker.shared).toBe(true);
+      await breaker.close();
+      expect(await client.exists("t7:breaker:svc")).toBe(1);
+    } finally {
+      await nodeRedis.quit();
+    }
+  });
+
   it("names a wrong option", () => {
-    expect(() => redisStore({ client: {} as never })).toThrow(/redisStore: client must be an ioredis client/);
+    expect(() => redisStore({ client: {} as never })).toThrow(
+      /redisStore: client must be a connected ioredis or node-redis client/,
+    );
     expect(() => redisStore({ url: "http://x" })).toThrow(/redisStore: url must be a "redis:\/\/"/);
     expect(() => redisStore({ prefix: 3 as never })).toThrow(/redisStore: prefix must be a string; got 3/);
   });

@@ -1,4 +1,9 @@
 export { type MemoryStoreOptions, memoryStore } from "./memory.js";
-export { type RedisClientLike, type RedisStoreOptions, redisStore } from "./redis.js";
+export {
+  type NodeRedisClientLike,
+  type RedisClientLike,
+  type RedisStoreOptions,
+  redisStore,
+} from "./redis.js";
 export type { SharingOptions } from "./replica.js";
 export { type Store, type StoreEntry, StoreTimeoutError, type StoreWrite } from "./store.js";

@@ -4,8 +4,8 @@
  * carries Redis's own clock (TIME), which all processes share whatever their machines' clocks say; every
  * write refreshes the key's expiry, so the keys of policies no longer in use go away.
  *
- * Redis is reached through a client the application already has (ioredis, an optional peer dependency) or
- * one this store makes from a URL and closes in `close()`.
+ * Redis is reached through a client the application already has (ioredis or node-redis, optional peer
+ * dependencies) or an ioredis client this store makes from a URL and closes in `close()`.
  */
 import { createHash } from "node:crypto";
 import { OptionError } from "../core/errors.js";
@@ -23,9 +23,16 @@ export interface RedisClientLike {
   on?(event: "error", listener: (error: unknown) => void): unknown;
 }
 
+/** The part of a node-redis client (`redis` or `@redis/client`, v4 and later) this store uses. */
+export interface NodeRedisClientLike {
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  readonly isReady?: boolean;
+}
+
 export interface RedisStoreOptions {
-  /** A connected ioredis client, which stays the caller's to close. */
-  client?: RedisClientLike;
+  /** A connected client, ioredis or node-redis, which stays the caller's to close. */
+  client?: RedisClientLike | NodeRedisClientLike;
   /** Or where to connect (ioredis is then loaded and the connection closed by `close()`). Default redis://127.0.0.1:6379. */
   url?: string;
   /** Put before every key. Default "robustly:". */
@@ -152,9 +159,18 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
   const prefix = options.prefix ?? "robustly:";
   if (typeof prefix !== "string") throw new OptionError("redisStore: prefix", prefix, "a string");
   if (options.client !== undefined) {
-    const client = options.client;
-    if (typeof client?.evalsha !== "function" || typeof client?.eval !== "function") {
-      throw new OptionError("redisStore: client", client, "an ioredis client (with eval and evalsha)");
+    const given = options.client as Partial<RedisClientLike & NodeRedisClientLike> | null;
+    let client: RedisClientLike;
+    if (typeof given?.evalsha === "function" && typeof given.eval === "function")
+      client = given as RedisClientLike;
+    else if (typeof given?.evalSha === "function" && typeof given.eval === "function") {
+      client = fromNodeRedis(given as NodeRedisClientLike);
+    } else {
+      throw new OptionError(
+        "redisStore: client",
+        given,
+        "a connected ioredis or node-redis client (with eval and evalsha or evalSha)",
+      );
     }
     if (options.url !== undefined)
       throw new OptionError("redisStore: url", options.url, "left out when a client is given");
@@ -165,6 +181,22 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
     throw new OptionError("redisStore: url", url, 'a "redis://" or "rediss://" URL');
   }
   return new RedisStore(prefix, () => connect(url), true);
+}
+
+/** node-redis's calls in ioredis's shape. */
+function fromNodeRedis(client: NodeRedisClientLike): RedisClientLike {
+  const split = (numKeys: number, args: (string | number)[]) => ({
+    keys: args.slice(0, numKeys).map(String),
+    arguments: args.slice(numKeys).map(String),
+  });
+  return {
+    evalsha: (sha, numKeys, ...args) => client.evalSha(sha, split(numKeys, args)),
+    eval: (script, numKeys, ...args) => client.eval(script, split(numKeys, args)),
+    // node-redis is connected by its owner before use; not ready then means it is reconnecting.
+    get status() {
+      return client.isReady === false ? "reconnecting" : "ready";
+    },
+  };
 }
 
 async function connect(url: string): Promise<RedisClientLike> {
