@@ -1,8 +1,8 @@
 import { createClient } from "@redis/client";
-import { Redis } from "ioredis";
-import { circuitBreaker, redisStore, retryBudget } from "robustly";
+import { Cluster, Redis } from "ioredis";
+import { circuitBreaker, ResponsiveBackoff, redisStore, retryBudget } from "robustly";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RedisServer, startRedisServer } from "./support/redis-server.js";
+import { type RedisServer, startRedisCluster, startRedisServer } from "./support/redis-server.js";
 
 let server: RedisServer;
 let client: Redis;
@@ -173,4 +173,40 @@ describe("a hung Redis (SIGSTOP)", () => {
     }
     expect(unhandled).toEqual([]);
   }, 30_000);
+});
+
+describe("a Redis Cluster", () => {
+  it("shares a budget, a breaker and a responsive backoff: each policy's script touches one key", async () => {
+    const cluster = await startRedisCluster();
+    const nodes = new Cluster([...cluster.nodes]);
+    try {
+      const store = redisStore({ client: nodes, prefix: "cluster:" });
+      const sharing = { store, syncEvery: 20 };
+      const a = circuitBreaker({ consecutiveFailures: 2, ...sharing, key: "svc" });
+      const b = circuitBreaker({ consecutiveFailures: 2, ...sharing, key: "svc" });
+      const budget = retryBudget({ ratio: 0, minPerSecond: 1, ttl: 10_000, ...sharing, key: "svc" });
+      const pace = new ResponsiveBackoff({ ...sharing, key: "writes" });
+      await Promise.all([a.ready(), b.ready(), budget.ready(), pace.ready()]);
+      expect([a.shared, b.shared, budget.shared, pace.shared]).toEqual([true, true, true, true]);
+      a.acquire();
+      a.failure();
+      a.acquire();
+      a.failure();
+      const deadline = Date.now() + 5000;
+      while (b.state !== "open" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(b.state).toBe("open");
+      expect(budget.tryRetry()).toBe(true);
+      await Promise.all([a.close(), b.close(), budget.close(), pace.close()]);
+      // The keys live on whichever nodes their hash slots belong to.
+      const keys = await Promise.all(
+        ["cluster:breaker:svc", "cluster:budget-ratio:svc", "cluster:responsive:writes"].map((k) =>
+          nodes.exists(k),
+        ),
+      );
+      expect(keys).toEqual([1, 1, 1]);
+    } finally {
+      await nodes.quit();
+      await cluster.stop();
+    }
+  }, 60_000);
 });

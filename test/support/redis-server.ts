@@ -112,3 +112,87 @@ export async function startRedisServer(): Promise<RedisServer> {
   await server.start();
   return server;
 }
+
+/** A Redis Cluster of three masters on free loopback ports, each with its own folder for its cluster state. */
+export interface RedisCluster {
+  readonly nodes: readonly { host: string; port: number }[];
+  stop(): Promise<void>;
+}
+
+export async function startRedisCluster(): Promise<RedisCluster> {
+  const { mkdtempSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const dir = mkdtempSync(join(tmpdir(), "robustly-cluster-"));
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const children = ports.map((port) =>
+    spawn(
+      "redis-server",
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        `nodes-${port}.conf`,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--loglevel",
+        "warning",
+      ],
+      { cwd: dir, stdio: "ignore" },
+    ),
+  );
+  const stop = async () => {
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) resolve();
+            else {
+              child.once("exit", () => resolve());
+              child.kill("SIGTERM");
+            }
+          }),
+      ),
+    );
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await Promise.all(ports.map((port) => answers(port)));
+    const created = spawnSync(
+      "redis-cli",
+      [
+        "--cluster",
+        "create",
+        ...ports.map((p) => `127.0.0.1:${p}`),
+        "--cluster-replicas",
+        "0",
+        "--cluster-yes",
+      ],
+      { encoding: "utf8", timeout: 20_000 },
+    );
+    if (created.status !== 0)
+      throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+    // Wait until every node says the cluster is up.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const ok = ports.every((port) =>
+        spawnSync("redis-cli", ["-p", String(port), "cluster", "info"], { encoding: "utf8" }).stdout.includes(
+          "cluster_state:ok",
+        ),
+      );
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error("the Redis Cluster did not come up within 20 s");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), stop };
+}
