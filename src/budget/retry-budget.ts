@@ -134,6 +134,14 @@ class RatioBudget implements RetryBudget {
     this.#retries[i] = (this.#retries[i] as number) + retries;
   }
 
+  /** Shared mode: counts `retries` in bucket number `bucket`, if it is in the window. */
+  addAt(bucket: number, retries: number): void {
+    this.#advance();
+    if (retries <= 0 || bucket > this.#bucket || bucket <= this.#bucket - BUCKETS) return;
+    const i = ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
+    this.#retries[i] = (this.#retries[i] as number) + retries;
+  }
+
   /** Shared mode: takes back `retries` counted in bucket number `bucket`, if it is still in the window. */
   unretry(retries: number, bucket: number): void {
     this.#advance();
@@ -222,21 +230,12 @@ class TokenBudget implements RetryBudget {
     return Promise.resolve();
   }
 
-  /** Shared mode: takes `n` tokens (negative: gives them back), within [0, maxTokens]. */
-  take(n: number): void {
-    this.#tokens = Math.min(this.#max, Math.max(0, this.#tokens - n));
-  }
-
-  /**
-   * Shared mode: retries that the tokens allow before they fall to half the bucket (each retry follows a
-   * failure, which takes one); negative when more are held back than the tokens allow.
-   */
-  room(): number {
-    return Math.ceil(this.#tokens - this.#max / 2 - 1);
-  }
-
   get tokenRatio(): number {
     return this.#ratio;
+  }
+
+  get maxTokens(): number {
+    return this.#max;
   }
 
   request(): void {}
@@ -281,7 +280,7 @@ interface BudgetBatch {
   successes: number;
   /** Retries asked for (taken or refused) since the last exchange. */
   demand: number;
-  /** The lease the process wants to hold until the next exchange: twice its demand, at least 1. */
+  /** The lease the process wants to hold until the next exchange: twice its demand, at least 1 (0 when closing). */
   target: number;
   /** The part of its lease the process keeps (and may still spend) while the exchange is under way. */
   keep: number;
@@ -289,23 +288,43 @@ interface BudgetBatch {
   returned: number;
   /** Lease taken back by the last exchange (the budget shrank below what was leased), handed back now. */
   revoked: number;
-  /** Tokens: retries spent from the lease since the last exchange (their reservation is released; their failures are counted). */
+  /** Retries spent from the lease since the last exchange. */
   spent: number;
-  /** Ratio: the bucket the lease is counted in (-Infinity: unknown, never taken back). */
+  /** Ratio: retries spent in a later bucket than the lease is counted in, as [bucket, count, …], to move there. */
+  moved: number[];
+  /** The bucket the lease is counted (ratio) or held (tokens) in; -Infinity: unknown, never taken from. */
   leaseMark: number;
 }
 
+/** The token flavour's shared state: the tokens one bucket fed every outcome would hold, and the leases' holds. */
+interface SharedTokens {
+  readonly kind: "tokens";
+  readonly tokens: number;
+  /** Tokens held back for the processes' leases, as [bucket, tokens] by when they were last renewed. */
+  readonly holds: readonly (readonly [number, number])[];
+}
+
 type LocalBudget = RatioBudget | TokenBudget;
+
+/** Buckets of a token hold's life: a hold not renewed for this many buckets is released (its holder is gone). */
+const HOLD_BUCKETS = 10;
 
 /**
  * A budget the fleet shares. A process may retry only on a lease: retries reserved for it in the shared
  * budget (counted as retries in the ratio window, or held back from the tokens). At each exchange it keeps
  * what it expects to need until the next (twice what it asked for since the last, at least one), hands
  * back the rest, and is topped up from what is left (at most half of it, so that one busy process cannot
- * take everything). A lease is counted in the shared state before it can be spent, and the part kept is
- * counted again in the current bucket at each exchange so that it never slides out of the window while
- * held: the fleet's retries never exceed the budget, however many processes there are. A process that
- * runs out of its lease refuses, and asks for an exchange at once.
+ * take everything); when the budget has shrunk below what is leased, the exchange takes back leases.
+ *
+ * Ratio: a lease is counted before it can be spent, the part kept is counted again in the current bucket
+ * at each exchange, and a retry spent in a later bucket is moved there, so the window never forgets a
+ * retry before its time: the fleet's retries never exceed the budget. Tokens: the shared state keeps the
+ * tokens as one bucket fed every process's outcomes would (failures and successes as counted at the
+ * exchanges), and the tokens held for leases apart, renewed at each exchange and released when not renewed
+ * for ten buckets of max(10 × syncEvery, 10 s), so a process that dies or loses a write leaks nothing for
+ * long. A lease taken while the tokens allowed it may still be spent after failures elsewhere drain them,
+ * until the holder's next exchange takes it back: the fleet can exceed one bucket's refusals by at most
+ * the leases outstanding, each at most half of what was left when it was granted.
  */
 class SharedBudget implements RetryBudget {
   readonly kind: "ratio" | "tokens";
@@ -313,11 +332,15 @@ class SharedBudget implements RetryBudget {
   readonly #make: (clock: Clock) => LocalBudget;
   readonly #local: LocalBudget;
   readonly #replica: Replica<BudgetBatch>;
+  /** Tokens: the width of a hold's bucket, ms. */
+  readonly #holdWidth: number;
   #batch: BudgetBatch = emptyBatch();
   /** Retries this process may spend now. */
   #lease = 0;
   #leaseMark = Number.NEGATIVE_INFINITY;
   #spent = 0;
+  /** Ratio: retries spent outside the lease's bucket, [bucket, count, …]. */
+  #moved: number[] = [];
   /** Lease taken back at the last exchange, to hand back at the next. */
   #revoked = 0;
   /** What the last merge decided: the top-up, what is taken back, and where the lease is counted. */
@@ -331,6 +354,7 @@ class SharedBudget implements RetryBudget {
   ) {
     this.kind = kind;
     this.#make = make;
+    this.#holdWidth = Math.max(10 * sharing.syncEvery, 10_000) / HOLD_BUCKETS;
     this.#local = make(storeClock(() => this.#replica, clock));
     this.#replica = new Replica<BudgetBatch>(`budget-${kind}`, sharing, clock, {
       detach: (final) => {
@@ -344,11 +368,13 @@ class SharedBudget implements RetryBudget {
           returned: this.#lease - keep,
           revoked: this.#revoked,
           spent: this.#spent,
+          moved: this.#moved,
           leaseMark: this.#leaseMark,
         };
         this.#lease = keep;
         this.#spent = 0;
         this.#revoked = 0;
+        this.#moved = [];
         this.#batch = emptyBatch();
         return batch;
       },
@@ -362,15 +388,27 @@ class SharedBudget implements RetryBudget {
         this.#lease += batch.returned;
         this.#revoked += batch.revoked;
         this.#spent += batch.spent;
+        this.#moved = batch.moved.concat(this.#moved);
       },
-      dropped: () => {
-        // The write may or may not have landed: assume the lease handed back is gone, and never take back
-        // from a bucket what may have been moved. Both err towards fewer retries.
+      dropped: (batch) => {
+        // The write may or may not have landed. Everything is settled so as to err towards fewer retries:
+        // the failures and the moved retries are counted again (twice, if it landed), the requests and
+        // successes are not (lost, if it did not), and nothing is ever taken from the lease's old bucket
+        // (a hold left there is released when it is not renewed).
+        this.#batch.failures += batch.failures;
+        this.#moved = batch.moved.concat(this.#moved);
         this.#leaseMark = Number.NEGATIVE_INFINITY;
       },
-      merge: (shared, batch, now, recovering) => this.#merge(shared, batch, now, recovering),
+      merge: (shared, batch, now, recovering) =>
+        this.kind === "ratio"
+          ? this.#mergeRatio(shared, batch, now, recovering)
+          : this.#mergeTokens(shared, batch, now, recovering),
       adopt: (shared) => {
-        this.#local.restore(shared as BudgetState);
+        const state: BudgetState =
+          this.kind === "ratio"
+            ? (shared as BudgetState)
+            : { kind: "tokens", tokens: (shared as SharedTokens).tokens };
+        this.#local.restore(state);
         this.#lease += this.#granted.lease;
         const revoked = Math.min(this.#lease, this.#granted.revoke);
         this.#lease -= revoked;
@@ -382,27 +420,8 @@ class SharedBudget implements RetryBudget {
     });
   }
 
-  #merge(shared: unknown, batch: BudgetBatch, now: number, recovering: boolean): BudgetState {
-    const scratch = this.#make({ now: () => now, setTimer: () => () => {} });
-    if (shared !== undefined) {
-      try {
-        scratch.restore(shared as BudgetState);
-      } catch {
-        // Not a state of this kind of budget (another version wrote it): start afresh.
-      }
-    }
-    const handedBack = batch.returned + batch.revoked;
-    if (scratch instanceof RatioBudget) {
-      if (!recovering) scratch.add(batch.requests, 0);
-      // The unspent lease leaves the bucket it was counted in; the part kept is counted again now.
-      scratch.unretry(batch.keep + handedBack, batch.leaseMark);
-      scratch.add(0, batch.keep);
-    } else {
-      // Tokens held back for the lease handed back, and for the retries spent, go back; failures are counted.
-      scratch.take(-(handedBack + batch.spent));
-      if (!recovering) scratch.take(batch.failures - batch.successes * scratch.tokenRatio);
-    }
-    const room = scratch.room();
+  /** How much to take back and to top up, given the room left after the kept lease is counted. */
+  #settle(batch: BudgetBatch, room: number): { revoke: number; topUp: number } {
     // More is leased than the budget now allows (failures elsewhere, the window sliding): take back what
     // this process kept, as far as it has not spent it by the time the exchange is over.
     const revoke = room < 0 ? Math.min(batch.keep, -room) : 0;
@@ -410,14 +429,72 @@ class SharedBudget implements RetryBudget {
       room > 0
         ? Math.max(0, Math.min(batch.target - batch.keep, room, Math.max(1, Math.floor(room / 2))))
         : 0;
-    if (scratch instanceof RatioBudget) {
-      scratch.add(0, topUp);
-      this.#granted = { lease: topUp, revoke, mark: scratch.bucket };
-    } else {
-      scratch.take(topUp);
-      this.#granted = { lease: topUp, revoke, mark: Number.NEGATIVE_INFINITY };
+    return { revoke, topUp };
+  }
+
+  #mergeRatio(shared: unknown, batch: BudgetBatch, now: number, recovering: boolean): BudgetState {
+    const scratch = this.#make({ now: () => now, setTimer: () => () => {} }) as RatioBudget;
+    if (shared !== undefined) {
+      try {
+        scratch.restore(shared as BudgetState);
+      } catch {
+        // Not a state of this kind of budget (another version wrote it): start afresh.
+      }
     }
+    if (!recovering) scratch.add(batch.requests, 0);
+    // Retries spent after their lease's bucket go to the bucket they were spent in, so they stay in the
+    // window as long as they should.
+    for (let i = 0; i + 1 < batch.moved.length; i += 2) {
+      scratch.unretry(batch.moved[i + 1] as number, batch.leaseMark);
+      scratch.addAt(batch.moved[i] as number, batch.moved[i + 1] as number);
+    }
+    // The unspent lease leaves the bucket it was counted in; the part kept is counted again now.
+    scratch.unretry(batch.keep + batch.returned + batch.revoked, batch.leaseMark);
+    scratch.add(0, batch.keep);
+    const { revoke, topUp } = this.#settle(batch, scratch.room());
+    scratch.add(0, topUp);
+    this.#granted = { lease: topUp, revoke, mark: scratch.bucket };
     return scratch.state();
+  }
+
+  #mergeTokens(shared: unknown, batch: BudgetBatch, now: number, recovering: boolean): SharedTokens {
+    const local = this.#local as TokenBudget;
+    const max = local.maxTokens;
+    const found = shared as Partial<SharedTokens> | undefined;
+    const valid =
+      found?.kind === "tokens" &&
+      typeof found.tokens === "number" &&
+      Number.isFinite(found.tokens) &&
+      Array.isArray(found.holds);
+    let tokens = valid ? Math.min(max, Math.max(0, found.tokens as number)) : max;
+    const bucket = Math.floor(now / this.#holdWidth);
+    // Holds not renewed for HOLD_BUCKETS buckets are released: their holder is gone, or lost a write.
+    const holds = new Map<number, number>();
+    for (const hold of valid ? (found.holds as unknown[]) : []) {
+      if (!Array.isArray(hold) || typeof hold[0] !== "number" || typeof hold[1] !== "number") continue;
+      if (hold[0] > bucket - HOLD_BUCKETS && hold[1] > 0)
+        holds.set(hold[0], (holds.get(hold[0]) ?? 0) + hold[1]);
+    }
+    // This process's hold is released whole (the retries spent have their failures counted below) and
+    // what it keeps is held again now.
+    const mine = holds.get(batch.leaseMark);
+    if (mine !== undefined) {
+      const left = mine - (batch.keep + batch.returned + batch.revoked + batch.spent);
+      if (left > 0) holds.set(batch.leaseMark, left);
+      else holds.delete(batch.leaseMark);
+    }
+    if (!recovering) {
+      // Successes first, then failures: of all orders, the one that leaves the fewest tokens.
+      tokens = Math.min(max, tokens + batch.successes * local.tokenRatio);
+      tokens = Math.max(0, tokens - batch.failures);
+    }
+    holds.set(bucket, (holds.get(bucket) ?? 0) + batch.keep);
+    let held = 0;
+    for (const n of holds.values()) held += n;
+    const { revoke, topUp } = this.#settle(batch, Math.ceil(tokens - held - max / 2 - 1));
+    holds.set(bucket, (holds.get(bucket) ?? 0) + topUp);
+    this.#granted = { lease: topUp, revoke, mark: bucket };
+    return { kind: "tokens", tokens, holds: [...holds].filter(([, n]) => n > 0) };
   }
 
   get shared(): boolean {
@@ -462,11 +539,23 @@ class SharedBudget implements RetryBudget {
       if (ok) {
         this.#lease -= 1;
         this.#spent += 1;
-        if (this.#local instanceof RatioBudget) this.#local.add(0, 1);
+        if (this.#local instanceof RatioBudget) {
+          this.#local.add(0, 1);
+          const bucket = this.#local.bucket;
+          if (bucket !== this.#leaseMark && Number.isFinite(this.#leaseMark)) this.#move(bucket);
+        }
       } else this.#replica.soon();
     }
     if (!ok) this.#events.emit("refused", { state: this.state() });
     return ok;
+  }
+
+  /** Ratio: one retry spent in `bucket`, later than the bucket its lease is counted in. */
+  #move(bucket: number): void {
+    const moved = this.#moved;
+    if (moved.length >= 2 && moved[moved.length - 2] === bucket)
+      moved[moved.length - 1] = (moved.at(-1) as number) + 1;
+    else moved.push(bucket, 1);
   }
 
   on<K extends keyof BudgetEvents>(event: K, listener: (payload: BudgetEvents[K]) => void): Disposable {
@@ -495,6 +584,7 @@ function emptyBatch(): BudgetBatch {
     returned: 0,
     revoked: 0,
     spent: 0,
+    moved: [],
     leaseMark: Number.NEGATIVE_INFINITY,
   };
 }

@@ -190,7 +190,8 @@ export class Replica<B> {
     if (this.#closed) return;
     if (this.#again && this.#state !== "down") {
       this.#again = false;
-      this.#schedule(0);
+      // Asked for while this one ran: as soon as the limit of ten exchanges per syncEvery allows.
+      this.#schedule(Math.max(0, this.#lastStart + this.#sharing.syncEvery / 10 - this.#clock.now()));
     } else {
       this.#schedule(
         this.#state === "down"
@@ -246,13 +247,13 @@ export class Replica<B> {
         const result = await this.#timed(() =>
           store.write(this.#fullKey, entry?.version ?? 0, value, expire),
         );
-        writing = false;
         if (result.written) {
           this.#last = result.entry;
           this.#hooks.adopt(result.entry.value);
           this.#markUp();
           return;
         }
+        writing = false;
         entry = result.entry;
       }
       // The others kept writing first: try again at the next exchange (still recovering, if it was).

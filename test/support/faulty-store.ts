@@ -11,7 +11,8 @@ export function faultyStore(
   clock?: Clock,
 ): Store & {
   fault: Fault;
-  latency: number;
+  /** ms, or a function drawing each operation's latency. */
+  latency: number | (() => number);
   conflicts: number;
   readonly calls: number;
   readonly hanging: number;
@@ -21,7 +22,7 @@ export function faultyStore(
   const store = {
     name: "faulty",
     fault: "none" as Fault,
-    latency: 0,
+    latency: 0 as number | (() => number),
     /** This many writes from now answer "not written", as if another process always wrote first. */
     conflicts: 0,
     get calls() {
@@ -54,12 +55,22 @@ export function faultyStore(
     },
     close: () => inner.close(),
   };
-  /** Runs `operation` after `latency` ms on the clock (at once without either). */
+  /**
+   * Runs `operation` half-way through `latency` ms on the clock and answers at the end, as a server half a
+   * round trip away would (at once without a latency or a clock).
+   */
   function later<T>(operation: () => Promise<T>): Promise<T> {
-    if (store.latency <= 0 || clock === undefined) return operation();
+    const latency = typeof store.latency === "function" ? store.latency() : store.latency;
+    if (latency <= 0 || clock === undefined) return operation();
     return new Promise<T>((resolve, reject) => {
-      clock.setTimer(store.latency, () => operation().then(resolve, reject));
+      clock.setTimer(latency / 2, () =>
+        operation().then(
+          (answer) => clock.setTimer(latency / 2, () => resolve(answer)),
+          (error: unknown) => clock.setTimer(latency / 2, () => reject(error)),
+        ),
+      );
     });
   }
+
   return store;
 }
