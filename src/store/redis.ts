@@ -39,9 +39,11 @@ export interface RedisStoreOptions {
   prefix?: string;
 }
 
-// Redis's clock in ms, from TIME (seconds, microseconds). A new key's first version is that time, so a key
-// that expired and was made again does not reuse the versions a slow process may still hold.
-const NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)";
+// Redis's clock in ms, from TIME (seconds, microseconds). A new key's first version is that time in µs
+// (16 digits, written as a string: Lua would print the number in exponent form), so a key that expired and
+// was made again does not reuse the versions a slow process may still hold.
+const NOW =
+  "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) local micros = t[1] .. string.format('%06d', tonumber(t[2]))";
 
 const READ = `${NOW}
 local found = redis.call('HMGET', KEYS[1], 'v', 'd')
@@ -52,11 +54,11 @@ local found = redis.call('HMGET', KEYS[1], 'v', 'd')
 local version = found[1] or '0'
 if version ~= ARGV[1] then return { 0, version, found[2] or '', tostring(now) } end
 local next
-if found[1] then next = redis.call('HINCRBY', KEYS[1], 'v', 1)
-else next = now redis.call('HSET', KEYS[1], 'v', tostring(now)) end
+if found[1] then redis.call('HINCRBY', KEYS[1], 'v', 1) next = redis.call('HGET', KEYS[1], 'v')
+else next = micros redis.call('HSET', KEYS[1], 'v', micros) end
 redis.call('HSET', KEYS[1], 'd', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return { 1, tostring(next), '', tostring(now) }`;
+return { 1, next, '', tostring(now) }`;
 
 interface Script {
   readonly source: string;

@@ -7,9 +7,9 @@
  * of the others' doings up to one exchange late, which each policy bounds in its own way (the retry budget
  * with leases, so that the fleet can never overspend it).
  *
- * When the store fails or does not answer within `storeTimeout`, the policy goes on alone on its replica
- * (or, with `whenStoreDown: "closed"`, refuses), says so with a `store-down` event, tries the store again
- * with a growing pause, and says `store-up` when it shares again. What the process saw while alone is not
+ * When the store fails or an operation does not answer within `storeTimeout`, the policy goes on alone on
+ * its replica (or, with `whenStoreDown: "closed"`, refuses), says so with a `store-down` event, tries the
+ * store again with a pause that doubles up to max(1 s, syncEvery), and says `store-up` when it shares again. What the process saw while alone is not
  * replayed into the shared state: the fleet's state wins.
  */
 import { type CancelTimer, type Clock, setBackgroundTimer } from "../core/clock.js";
@@ -25,7 +25,7 @@ export interface SharingOptions {
   key?: string;
   /** Exchange with the store every this many ms. Default 100. */
   syncEvery?: number;
-  /** An exchange that takes longer fails, and the policy goes on alone. Default 250 ms. */
+  /** Each store operation of an exchange (a read, a compare-and-set) that takes longer fails, and the policy goes on alone. Default 250 ms. */
   storeTimeout?: number;
   /** While the store is down: decide alone on the local replica ("local", the default) or refuse ("closed"). */
   whenStoreDown?: "local" | "closed";
@@ -112,6 +112,7 @@ export class Replica<B> {
   readonly #hooks: ReplicaHooks<B>;
   /** Store time minus clock time, from the last answer. */
   #offset = 0;
+  #offsetKnown = false;
   #state: "starting" | "up" | "down" = "starting";
   #downSince = 0;
   #failures = 0;
@@ -138,6 +139,8 @@ export class Replica<B> {
 
   /** The store's time now, as this process reckons it. */
   now(): number {
+    // Before the store's first answer there is no store time to keep from going back: the clock's own.
+    if (!this.#offsetKnown) return this.#clock.now();
     const now = Math.max(this.#lastNow, this.#clock.now() + this.#offset);
     this.#lastNow = now;
     return now;
@@ -298,7 +301,10 @@ export class Replica<B> {
             reject(new TypeError(`the ${store.name} store answered ${String(answer)}, not an entry`));
             return;
           }
-          if (Number.isFinite(entry.time)) this.#offset = entry.time - (sent + this.#clock.now()) / 2;
+          if (Number.isFinite(entry.time)) {
+            this.#offset = entry.time - (sent + this.#clock.now()) / 2;
+            this.#offsetKnown = true;
+          }
           resolve(answer);
         },
         (error: unknown) => {
