@@ -12,7 +12,14 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { finiteAbove, finiteAtLeast, knownKeys } from "../core/validate.js";
-import { Replica, SHARING_KEYS, type SharingOptions, sharingOptions, storeClock } from "../store/replica.js";
+import {
+  forEachRun,
+  Replica,
+  SHARING_KEYS,
+  type SharingOptions,
+  sharingOptions,
+  storeClock,
+} from "../store/replica.js";
 
 export interface RatioBudgetOptions extends SharingOptions {
   /** Retries allowed per request, in [0, 1000]. Default 0.2 (Finagle's default percentCanRetry). */
@@ -134,14 +141,6 @@ class RatioBudget implements RetryBudget {
     this.#retries[i] = (this.#retries[i] as number) + retries;
   }
 
-  /** Shared mode: counts `retries` in bucket number `bucket`, if it is in the window. */
-  addAt(bucket: number, retries: number): void {
-    this.#advance();
-    if (retries <= 0 || bucket > this.#bucket || bucket <= this.#bucket - BUCKETS) return;
-    const i = ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
-    this.#retries[i] = (this.#retries[i] as number) + retries;
-  }
-
   /** Shared mode: takes back `retries` counted in bucket number `bucket`, if it is still in the window. */
   unretry(retries: number, bucket: number): void {
     this.#advance();
@@ -156,6 +155,26 @@ class RatioBudget implements RetryBudget {
     const requests = this.#requests.reduce((a, b) => a + b, 0);
     const retries = this.#retries.reduce((a, b) => a + b, 0);
     return Math.floor(this.#ratio * requests + this.#floor - retries);
+  }
+
+  /** Shared mode: counts `requests` in bucket number `bucket`, if it is in the window. */
+  addRequestsAt(bucket: number, requests: number): void {
+    this.#advance();
+    if (requests <= 0 || bucket > this.#bucket || bucket <= this.#bucket - BUCKETS) return;
+    const i = ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
+    this.#requests[i] = (this.#requests[i] as number) + requests;
+  }
+
+  /** Shared mode: the retries the window allows in all, spent or not. */
+  capacity(): number {
+    this.#advance();
+    const requests = this.#requests.reduce((a, b) => a + b, 0);
+    return Math.floor(this.#ratio * requests + this.#floor);
+  }
+
+  /** A bucket's width, ms. */
+  get width(): number {
+    return this.#width;
   }
 
   /** The current bucket's number. */
@@ -200,7 +219,18 @@ class RatioBudget implements RetryBudget {
   }
 
   restore(state: BudgetState): void {
-    if (state?.kind !== "ratio" || state.requests.length !== BUCKETS || state.retries.length !== BUCKETS) {
+    const count = (n: unknown) => typeof n === "number" && Number.isFinite(n) && n >= 0;
+    if (
+      state?.kind !== "ratio" ||
+      !Array.isArray(state.requests) ||
+      !Array.isArray(state.retries) ||
+      state.requests.length !== BUCKETS ||
+      state.retries.length !== BUCKETS ||
+      !state.requests.every(count) ||
+      !state.retries.every(count) ||
+      typeof state.bucketAt !== "number" ||
+      !Number.isFinite(state.bucketAt)
+    ) {
       throw new OptionError("retryBudget.restore", state, `the state of a ratio budget (${BUCKETS} buckets)`);
     }
     this.#requests = [...state.requests];
@@ -232,6 +262,11 @@ class TokenBudget implements RetryBudget {
 
   get tokenRatio(): number {
     return this.#ratio;
+  }
+
+  /** Shared mode: `successes`, then `failures`, at once. */
+  apply(successes: number, failures: number): void {
+    this.#tokens = Math.max(0, Math.min(this.#max, this.#tokens + successes * this.#ratio) - failures);
   }
 
   get maxTokens(): number {
@@ -275,23 +310,24 @@ class TokenBudget implements RetryBudget {
 
 /** What one process saw between two exchanges with the store. */
 interface BudgetBatch {
-  requests: number;
+  /** Ratio: requests by the bucket they were made in, [bucket, count, …]. */
+  requests: number[];
   failures: number;
   successes: number;
+  /** Tokens: failures of an exchange whose write was lost unseen, counted even when recovering. */
+  owed: number;
   /** Retries asked for (taken or refused) since the last exchange. */
   demand: number;
-  /** The lease the process wants to hold until the next exchange: twice its demand, at least 1 (0 when closing). */
+  /** The lease the process wants until the next exchange: twice its demand, or one while idle, 0 when closing. */
   target: number;
   /** The part of its lease the process keeps (and may still spend) while the exchange is under way. */
   keep: number;
   /** The part it hands back: no longer spendable from the moment the batch is taken. */
   returned: number;
-  /** Lease taken back by the last exchange (the budget shrank below what was leased), handed back now. */
+  /** Lease taken back by the last exchange, handed back now. */
   revoked: number;
-  /** Retries spent from the lease since the last exchange. */
+  /** Tokens: retries spent from the lease since the last exchange. */
   spent: number;
-  /** Ratio: retries spent in a later bucket than the lease is counted in, as [bucket, count, …], to move there. */
-  moved: number[];
   /** The bucket the lease is counted (ratio) or held (tokens) in; -Infinity: unknown, never taken from. */
   leaseMark: number;
 }
@@ -312,19 +348,22 @@ const HOLD_BUCKETS = 10;
 /**
  * A budget the fleet shares. A process may retry only on a lease: retries reserved for it in the shared
  * budget (counted as retries in the ratio window, or held back from the tokens). At each exchange it keeps
- * what it expects to need until the next (twice what it asked for since the last, at least one), hands
- * back the rest, and is topped up from what is left (at most half of it, so that one busy process cannot
- * take everything); when the budget has shrunk below what is leased, the exchange takes back leases.
+ * what it expects to need until the next (twice what it asked for since the last), hands back the rest,
+ * and is topped up from what is left (at most half of it, so that one busy process cannot take it all).
+ * An idle process keeps a standing lease of one retry, so that its next retry need not wait, but only
+ * while less than half of the budget is used: under pressure, idle processes hand theirs back. When the
+ * budget has shrunk below what is leased, the exchange takes leases back.
  *
- * Ratio: a lease is counted before it can be spent, the part kept is counted again in the current bucket
- * at each exchange, and a retry spent in a later bucket is moved there, so the window never forgets a
- * retry before its time: the fleet's retries never exceed the budget. Tokens: the shared state keeps the
- * tokens as one bucket fed every process's outcomes would (failures and successes as counted at the
- * exchanges), and the tokens held for leases apart, renewed at each exchange and released when not renewed
- * for ten buckets of max(10 × syncEvery, 10 s), so a process that dies or loses a write leaks nothing for
- * long. A lease taken while the tokens allowed it may still be spent after failures elsewhere drain them,
- * until the holder's next exchange takes it back: the fleet can exceed one bucket's refusals by at most
- * the leases outstanding, each at most half of what was left when it was granted.
+ * Ratio: requests are counted in the buckets they were made in, a lease is counted before it can be
+ * spent, and it can be spent only in the bucket it was reckoned for (the window cannot shrink within a
+ * bucket); at each bucket's start the process exchanges to renew it. So the fleet never retries more in
+ * any window than one budget fed every request and retry would allow.
+ *
+ * Tokens: the shared state keeps the tokens as one bucket fed every process's outcomes would (each
+ * exchange's successes before its failures), and the tokens held for leases apart, renewed at each
+ * exchange and released when not renewed for max(10 × syncEvery, 10 s). A lease taken while the tokens
+ * allowed it may still be spent after failures elsewhere drain them, until the holder's next exchange
+ * takes it back: the fleet can exceed one bucket's refusals by at most the leases outstanding.
  */
 class SharedBudget implements RetryBudget {
   readonly kind: "ratio" | "tokens";
@@ -335,12 +374,11 @@ class SharedBudget implements RetryBudget {
   /** Tokens: the width of a hold's bucket, ms. */
   readonly #holdWidth: number;
   #batch: BudgetBatch = emptyBatch();
-  /** Retries this process may spend now. */
+  /** Retries this process may spend now (ratio: only in bucket `#leaseMark`). */
   #lease = 0;
   #leaseMark = Number.NEGATIVE_INFINITY;
   #spent = 0;
-  /** Ratio: retries spent outside the lease's bucket, [bucket, count, …]. */
-  #moved: number[] = [];
+  #owed = 0;
   /** Lease taken back at the last exchange, to hand back at the next. */
   #revoked = 0;
   /** What the last merge decided: the top-up, what is taken back, and where the lease is counted. */
@@ -358,100 +396,97 @@ class SharedBudget implements RetryBudget {
     this.#local = make(storeClock(() => this.#replica, clock));
     this.#replica = new Replica<BudgetBatch>(`budget-${kind}`, sharing, clock, {
       detach: (final) => {
+        const demand = this.#batch.demand;
         // The last exchange hands the whole lease back and takes none.
-        const target = final ? 0 : Math.max(1, 2 * this.#batch.demand);
+        const target = final ? 0 : demand > 0 ? 2 * demand : 1;
         const keep = Math.min(this.#lease, target);
         const batch = {
           ...this.#batch,
+          owed: this.#owed,
           target,
           keep,
           returned: this.#lease - keep,
           revoked: this.#revoked,
           spent: this.#spent,
-          moved: this.#moved,
           leaseMark: this.#leaseMark,
         };
         this.#lease = keep;
         this.#spent = 0;
+        this.#owed = 0;
         this.#revoked = 0;
-        this.#moved = [];
         this.#batch = emptyBatch();
         return batch;
       },
       reattach: (batch) => {
         // Nothing reached the store: the counts wait for the next exchange, and the lease handed back is still ours.
         const b = this.#batch;
-        b.requests += batch.requests;
+        b.requests = batch.requests.concat(b.requests);
         b.failures += batch.failures;
         b.successes += batch.successes;
         b.demand += batch.demand;
+        this.#owed += batch.owed;
         this.#lease += batch.returned;
         this.#revoked += batch.revoked;
         this.#spent += batch.spent;
-        this.#moved = batch.moved.concat(this.#moved);
       },
       dropped: (batch) => {
-        // The write may or may not have landed. Everything is settled so as to err towards fewer retries:
-        // the failures and the moved retries are counted again (twice, if it landed), the requests and
-        // successes are not (lost, if it did not), and nothing is ever taken from the lease's old bucket
-        // (a hold left there is released when it is not renewed).
-        this.#batch.failures += batch.failures;
-        this.#moved = batch.moved.concat(this.#moved);
+        // The write may or may not have landed. It is settled so as to err towards fewer retries: the
+        // failures are counted again (twice, if it landed), the requests and successes are not (lost, if it
+        // did not), and nothing is ever taken from the lease's old bucket: the ratio lease is spent no more,
+        // and a token hold left there is released when it is not renewed.
+        this.#owed += batch.owed + batch.failures;
         this.#leaseMark = Number.NEGATIVE_INFINITY;
       },
       merge: (shared, batch, now, recovering) =>
         this.kind === "ratio"
           ? this.#mergeRatio(shared, batch, now, recovering)
           : this.#mergeTokens(shared, batch, now, recovering),
-      adopt: (shared) => {
-        const state: BudgetState =
-          this.kind === "ratio"
-            ? (shared as BudgetState)
-            : { kind: "tokens", tokens: (shared as SharedTokens).tokens };
-        this.#local.restore(state);
-        this.#lease += this.#granted.lease;
-        const revoked = Math.min(this.#lease, this.#granted.revoke);
-        this.#lease -= revoked;
-        this.#revoked += revoked;
-        this.#leaseMark = this.#granted.mark;
-      },
+      adopt: (shared) => this.#adopt(shared),
       down: (error) => this.#events.emit("store-down", { error }),
       up: (downFor) => this.#events.emit("store-up", { downFor }),
     });
   }
 
+  /** The store-time bucket now (ratio). */
+  #bucketNow(): number {
+    return Math.floor(this.#replica.now() / (this.#local as RatioBudget).width);
+  }
+
   /** How much to take back and to top up, given the room left after the kept lease is counted. */
-  #settle(batch: BudgetBatch, room: number): { revoke: number; topUp: number } {
-    // More is leased than the budget now allows (failures elsewhere, the window sliding): take back what
-    // this process kept, as far as it has not spent it by the time the exchange is over.
-    const revoke = room < 0 ? Math.min(batch.keep, -room) : 0;
-    const topUp =
-      room > 0
-        ? Math.max(0, Math.min(batch.target - batch.keep, room, Math.max(1, Math.floor(room / 2))))
-        : 0;
+  #settle(batch: BudgetBatch, room: number, capacity: number): { revoke: number; topUp: number } {
+    const idle = batch.demand === 0;
+    let revoke = 0;
+    // More is leased than the budget allows (failures elsewhere, the window sliding): take back what this
+    // process kept, as far as it has not spent it by the time the exchange is over.
+    if (room < 0) revoke = Math.min(batch.keep, -room);
+    // Under pressure, an idle process hands back its standing lease.
+    else if (idle && room < capacity / 2) revoke = batch.keep;
+    let topUp = 0;
+    if (room > 0 && batch.target > batch.keep) {
+      topUp = idle
+        ? room - 1 >= capacity / 2
+          ? 1
+          : 0
+        : Math.min(batch.target - batch.keep, room, Math.max(1, Math.floor(room / 2)));
+    }
     return { revoke, topUp };
   }
 
   #mergeRatio(shared: unknown, batch: BudgetBatch, now: number, recovering: boolean): BudgetState {
-    const scratch = this.#make({ now: () => now, setTimer: () => () => {} }) as RatioBudget;
+    let scratch = this.#make({ now: () => now, setTimer: () => () => {} }) as RatioBudget;
     if (shared !== undefined) {
       try {
         scratch.restore(shared as BudgetState);
       } catch {
         // Not a state of this kind of budget (another version wrote it): start afresh.
+        scratch = this.#make({ now: () => now, setTimer: () => () => {} }) as RatioBudget;
       }
     }
-    if (!recovering) scratch.add(batch.requests, 0);
-    // Retries spent after their lease's bucket go to the bucket they were spent in, so they stay in the
-    // window as long as they should.
-    for (let i = 0; i + 1 < batch.moved.length; i += 2) {
-      scratch.unretry(batch.moved[i + 1] as number, batch.leaseMark);
-      scratch.addAt(batch.moved[i] as number, batch.moved[i + 1] as number);
-    }
+    if (!recovering) forEachRun(batch.requests, (bucket, count) => scratch.addRequestsAt(bucket, count));
     // The unspent lease leaves the bucket it was counted in; the part kept is counted again now.
     scratch.unretry(batch.keep + batch.returned + batch.revoked, batch.leaseMark);
     scratch.add(0, batch.keep);
-    const { revoke, topUp } = this.#settle(batch, scratch.room());
+    const { revoke, topUp } = this.#settle(batch, scratch.room(), scratch.capacity());
     scratch.add(0, topUp);
     this.#granted = { lease: topUp, revoke, mark: scratch.bucket };
     return scratch.state();
@@ -483,18 +518,40 @@ class SharedBudget implements RetryBudget {
       if (left > 0) holds.set(batch.leaseMark, left);
       else holds.delete(batch.leaseMark);
     }
-    if (!recovering) {
-      // Successes first, then failures: of all orders, the one that leaves the fewest tokens.
-      tokens = Math.min(max, tokens + batch.successes * local.tokenRatio);
-      tokens = Math.max(0, tokens - batch.failures);
-    }
+    // Successes first, then failures: of all orders, the one that leaves the fewest tokens.
+    const successes = recovering ? 0 : batch.successes;
+    const failures = (recovering ? 0 : batch.failures) + batch.owed;
+    tokens = Math.max(0, Math.min(max, tokens + successes * local.tokenRatio) - failures);
     holds.set(bucket, (holds.get(bucket) ?? 0) + batch.keep);
     let held = 0;
     for (const n of holds.values()) held += n;
-    const { revoke, topUp } = this.#settle(batch, Math.ceil(tokens - held - max / 2 - 1));
+    const capacity = Math.ceil(tokens - max / 2 - 1);
+    const { revoke, topUp } = this.#settle(batch, capacity - held, capacity);
     holds.set(bucket, (holds.get(bucket) ?? 0) + topUp);
     this.#granted = { lease: topUp, revoke, mark: bucket };
     return { kind: "tokens", tokens, holds: [...holds].filter(([, n]) => n > 0) };
+  }
+
+  #adopt(shared: unknown): void {
+    // The local copy: the fleet's state, with what this process saw since the exchange began.
+    if (this.#local instanceof RatioBudget) {
+      const local = this.#local;
+      local.restore(shared as BudgetState);
+      forEachRun(this.#batch.requests, (bucket, count) => local.addRequestsAt(bucket, count));
+    } else {
+      this.#local.restore({ kind: "tokens", tokens: (shared as SharedTokens).tokens });
+      this.#local.apply(this.#batch.successes, this.#batch.failures + this.#owed);
+    }
+    this.#lease += this.#granted.lease;
+    const revoked = Math.min(this.#lease, this.#granted.revoke);
+    this.#lease -= revoked;
+    this.#revoked += revoked;
+    this.#leaseMark = this.#granted.mark;
+    if (this.kind === "ratio") {
+      // A ratio lease is good for its bucket only: exchange as the next begins, to renew it.
+      const width = (this.#local as RatioBudget).width;
+      this.#replica.soonIn((this.#leaseMark + 1) * width - this.#replica.now());
+    }
   }
 
   get shared(): boolean {
@@ -511,7 +568,13 @@ class SharedBudget implements RetryBudget {
 
   request(): void {
     this.#local.request();
-    this.#batch.requests += 1;
+    if (this.kind === "ratio") {
+      const requests = this.#batch.requests;
+      const bucket = this.#bucketNow();
+      if (requests.length >= 2 && requests[requests.length - 2] === bucket)
+        requests[requests.length - 1] = (requests.at(-1) as number) + 1;
+      else requests.push(bucket, 1);
+    }
   }
 
   succeeded(): void {
@@ -524,9 +587,14 @@ class SharedBudget implements RetryBudget {
     this.#batch.failures += 1;
   }
 
+  /** A lease is there to spend now (ratio: reckoned for this bucket). */
+  #leased(): boolean {
+    return this.#lease > 0 && (this.kind !== "ratio" || this.#leaseMark === this.#bucketNow());
+  }
+
   get available(): boolean {
     if (this.#replica.refusing) return false;
-    return this.#replica.shared ? this.#lease > 0 : this.#local.available;
+    return this.#replica.shared ? this.#leased() : this.#local.available;
   }
 
   tryRetry(): boolean {
@@ -535,39 +603,26 @@ class SharedBudget implements RetryBudget {
     else if (!this.#replica.shared) ok = this.#local.tryRetry();
     else {
       this.#batch.demand += 1;
-      ok = this.#lease > 0;
+      ok = this.#leased();
       if (ok) {
         this.#lease -= 1;
         this.#spent += 1;
-        if (this.#local instanceof RatioBudget) {
-          this.#local.add(0, 1);
-          const bucket = this.#local.bucket;
-          if (bucket !== this.#leaseMark && Number.isFinite(this.#leaseMark)) this.#move(bucket);
-        }
       } else this.#replica.soon();
     }
     if (!ok) this.#events.emit("refused", { state: this.state() });
     return ok;
   }
 
-  /** Ratio: one retry spent in `bucket`, later than the bucket its lease is counted in. */
-  #move(bucket: number): void {
-    const moved = this.#moved;
-    if (moved.length >= 2 && moved[moved.length - 2] === bucket)
-      moved[moved.length - 1] = (moved.at(-1) as number) + 1;
-    else moved.push(bucket, 1);
-  }
-
   on<K extends keyof BudgetEvents>(event: K, listener: (payload: BudgetEvents[K]) => void): Disposable {
     return this.#events.on(event, listener);
   }
 
-  /** The local replica's state: the shared state as of the last exchange, with this process's counts since. */
+  /** The local copy's state: the fleet's as of the last exchange, with this process's counts since (leases count as spent). */
   state(): BudgetState {
     return this.#local.state();
   }
 
-  /** Replaces the local replica's state; the next exchange replaces it again with the fleet's. */
+  /** Replaces the local copy's state, which decides while the store is down; the next exchange replaces it again. */
   restore(state: BudgetState): void {
     this.#local.restore(state);
   }
@@ -575,16 +630,16 @@ class SharedBudget implements RetryBudget {
 
 function emptyBatch(): BudgetBatch {
   return {
-    requests: 0,
+    requests: [],
     failures: 0,
     successes: 0,
+    owed: 0,
     demand: 0,
     target: 0,
     keep: 0,
     returned: 0,
     revoked: 0,
     spent: 0,
-    moved: [],
     leaseMark: Number.NEGATIVE_INFINITY,
   };
 }
