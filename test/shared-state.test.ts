@@ -2,6 +2,7 @@ import fc from "fast-check";
 import {
   BrokenCircuitError,
   backoff,
+  type CircuitBreaker,
   circuitBreaker,
   memoryStore,
   OptionError,
@@ -284,9 +285,11 @@ describe("a shared retry budget", () => {
     expect(state?.kind).toBe("tokens");
     expect(state?.kind === "tokens" && state.tokens <= 5).toBe(true);
     expect(b?.tryRetry()).toBe(false);
-    // Successes anywhere fill it again.
+    // Successes anywhere fill it again (once B's lease, sized to its own recent demand, has shrunk, the
+    // idle A gets a standing lease from this small budget too).
     for (let i = 0; i < 20; i++) b?.succeeded();
-    await clock.advance(200);
+    await clock.advance(1000);
+    expect(b?.state()).toEqual({ kind: "tokens", tokens: 10 });
     expect(a?.tryRetry()).toBe(true);
   });
 });
@@ -781,4 +784,80 @@ describe("edge cases of the exchanges", () => {
       await budget.close();
     },
   );
+
+  it("keeps an opening whose report never reached the store, and makes it the fleet's when the store returns", async () => {
+    const clock = new VirtualClock();
+    const store = faultyStore(memoryStore({ clock }));
+    const options = {
+      consecutiveFailures: 2,
+      openFor: backoff.constant({ base: 30_000 }),
+      store,
+      key: "k",
+      clock,
+    };
+    const a = circuitBreaker(options);
+    const b = circuitBreaker(options);
+    await Promise.all([a.ready(), b.ready()]);
+    const seen: string[] = [];
+    a.on("change", ({ from, to }) => seen.push(`${from}->${to}`));
+    for (let i = 0; i < 2; i++) {
+      a.acquire();
+      a.failure();
+    }
+    store.fault = "reject"; // the exchange that would report the opening fails
+    await clock.advance(100);
+    expect(a.shared).toBe(false);
+    store.fault = "none";
+    await clock.advance(2000);
+    expect([a.shared, b.shared]).toEqual([true, true]);
+    expect(b.state).toBe("open");
+    expect(a.state).toBe("open");
+    expect(seen).toEqual(["closed->open"]);
+  });
+
+  it("announces each breaker's changes as a chain: every change starts where the last one ended (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.nat(2), fc.constantFrom("ok", "fail", "wait")), {
+          minLength: 20,
+          maxLength: 200,
+        }),
+        async (steps) => {
+          const clock = new VirtualClock();
+          const store = memoryStore({ clock });
+          const options = {
+            consecutiveFailures: 2,
+            openFor: backoff.constant({ base: 300 }),
+            store,
+            key: "k",
+            clock,
+          };
+          const breakers = [circuitBreaker(options), circuitBreaker(options), circuitBreaker(options)];
+          const chains = breakers.map(() => [] as [string, string][]);
+          breakers.forEach((b, i) => b.on("change", ({ from, to }) => chains[i]?.push([from, to])));
+          await Promise.all(breakers.map((b) => b.ready()));
+          for (const [who, what] of steps) {
+            const b = breakers[who] as CircuitBreaker;
+            if (what === "wait") await clock.advance(60);
+            else {
+              try {
+                b.acquire();
+              } catch {
+                continue;
+              }
+              if (what === "ok") b.success();
+              else b.failure();
+            }
+          }
+          for (const chain of chains) {
+            chain.forEach(([from], i) => {
+              expect(from).toBe(i === 0 ? "closed" : (chain[i - 1] as [string, string])[1]);
+            });
+          }
+          await Promise.all(breakers.map((b) => b.close()));
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
 });

@@ -113,6 +113,8 @@ export class CircuitBreaker {
   readonly #log = new RunLog();
   /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
   #quiet = false;
+  /** Shared mode: when this process's latest opening ends (store time), until the fleet's state carries it. */
+  #pendingOpen: number | undefined;
 
   constructor(options: CircuitBreakerOptions = {}) {
     knownKeys("circuitBreaker", options, [
@@ -183,7 +185,13 @@ export class CircuitBreaker {
         // Not a breaker's state (another version wrote it): start afresh.
       }
     }
+    scratch.#pendingOpen = this.#pendingOpen;
     if (!recovering) scratch.#replay(outcomes);
+    // An opening this process decided while sharing, whose report has not landed yet: the fleet's too.
+    const until = this.#pendingOpen;
+    if (until !== undefined && until > now && !(scratch.#state === "open" && scratch.#openUntil >= until)) {
+      scratch.#openAt(until);
+    }
     return scratch.snapshot();
   }
 
@@ -191,8 +199,12 @@ export class CircuitBreaker {
   #replay(runs: readonly number[]): void {
     forEachRun(runs, (code, count) => {
       if (code === OPENED) {
-        // Opened by this process's calls: open for the fleet, unless it is open already.
-        if (this.#state !== "open" || this.#clock.now() >= this.#openUntil) this.#open();
+        // Opened by this process's calls: open for the fleet (until when it opened, if known), unless it
+        // is open already.
+        if (this.#state !== "open" || this.#clock.now() >= this.#openUntil) {
+          if (this.#pendingOpen === undefined) this.#open();
+          else this.#openAt(this.#pendingOpen);
+        }
       } else if (code & PROBE) {
         for (let i = 0; i < count; i++) {
           try {
@@ -263,9 +275,13 @@ export class CircuitBreaker {
   }
 
   #adopt(shared: BreakerState): void {
-    const from = this.state;
+    const was = this.state;
+    const from = this.#state;
     const probes = this.#inFlightProbes;
     this.restore(shared);
+    if (this.#pendingOpen !== undefined && this.#state === "open" && this.#openUntil >= this.#pendingOpen) {
+      this.#pendingOpen = undefined;
+    }
     // What this process saw since the exchange began stays in its view until the next exchange hands it over.
     this.#quiet = true;
     try {
@@ -273,12 +289,13 @@ export class CircuitBreaker {
     } finally {
       this.#quiet = false;
     }
-    const to = this.state;
-    if (from === "half-open" && to === "half-open" && probes > 0) {
+    if (was === "half-open" && this.state === "half-open" && probes > 0) {
       // This process's probes are still out: they must be able to close or reopen the breaker when they end.
       this.#state = "half-open";
       this.#inFlightProbes = probes;
     }
+    // Changes as the events have told them: from the state last announced to the one now held.
+    const to = this.#state;
     if (from !== to) {
       this.#events.emit(
         "change",
@@ -400,12 +417,21 @@ export class CircuitBreaker {
 
   #open(): void {
     const duration = Math.max(0, this.#openFor.delay(this.#openings, this.#random));
+    const until = this.#clock.now() + duration;
+    // An opening decided here while sharing is the fleet's: it is kept until a write that carries it lands,
+    // even if the store fails first.
+    if (this.#replica?.shared && !this.#quiet)
+      this.#pendingOpen = Math.max(this.#pendingOpen ?? until, until);
+    this.#record(OPENED);
+    this.#openAt(until);
+  }
+
+  #openAt(until: number): void {
     this.#openings += 1;
-    this.#openUntil = this.#clock.now() + duration;
+    this.#openUntil = until;
     this.#successes = 0;
     this.#inFlightProbes = 0;
-    this.#record(OPENED);
-    this.#move("open", duration);
+    this.#move("open", Math.max(0, until - this.#clock.now()));
   }
 
   #move(to: CircuitState, openFor?: number): void {

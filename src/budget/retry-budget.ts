@@ -157,6 +157,27 @@ class RatioBudget implements RetryBudget {
     return Math.floor(this.#ratio * requests + this.#floor - retries);
   }
 
+  /** Shared mode: counts `retries` in bucket number `bucket`, if it is in the window. */
+  addAt(bucket: number, retries: number): void {
+    this.#advance();
+    if (retries <= 0 || bucket > this.#bucket || bucket <= this.#bucket - BUCKETS) return;
+    const i = ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
+    this.#retries[i] = (this.#retries[i] as number) + retries;
+  }
+
+  /**
+   * Shared mode: the room and the capacity of the window as it will be in the next bucket, without the
+   * oldest bucket's requests and retries (requests made meanwhile only add to it).
+   */
+  next(): { room: number; capacity: number } {
+    this.#advance();
+    const oldest = (((this.#bucket + 1) % BUCKETS) + BUCKETS) % BUCKETS;
+    const requests = this.#requests.reduce((a, b) => a + b, 0) - (this.#requests[oldest] as number);
+    const retries = this.#retries.reduce((a, b) => a + b, 0) - (this.#retries[oldest] as number);
+    const capacity = Math.floor(this.#ratio * requests + this.#floor);
+    return { room: capacity - retries, capacity };
+  }
+
   /** Shared mode: counts `requests` in bucket number `bucket`, if it is in the window. */
   addRequestsAt(bucket: number, requests: number): void {
     this.#advance();
@@ -328,6 +349,8 @@ interface BudgetBatch {
   revoked: number;
   /** Tokens: retries spent from the lease since the last exchange. */
   spent: number;
+  /** Ratio: retries spent in the bucket after the lease's, [bucket, count, …], to move there. */
+  moved: number[];
   /** The bucket the lease is counted (ratio) or held (tokens) in; -Infinity: unknown, never taken from. */
   leaseMark: number;
 }
@@ -355,9 +378,10 @@ const HOLD_BUCKETS = 10;
  * budget has shrunk below what is leased, the exchange takes leases back.
  *
  * Ratio: requests are counted in the buckets they were made in, a lease is counted before it can be
- * spent, and it can be spent only in the bucket it was reckoned for (the window cannot shrink within a
- * bucket); at each bucket's start the process exchanges to renew it. So the fleet never retries more in
- * any window than one budget fed every request and retry would allow.
+ * spent, and it is good in the bucket it was reckoned for and the next, having been reckoned against both
+ * windows (the window only grows within a bucket); a retry spent in the next bucket is moved there at the
+ * next exchange. So the fleet never retries more in any window than one budget fed every request and
+ * retry would allow.
  *
  * Tokens: the shared state keeps the tokens as one bucket fed every process's outcomes would (each
  * exchange's successes before its failures), and the tokens held for leases apart, renewed at each
@@ -379,6 +403,11 @@ class SharedBudget implements RetryBudget {
   #leaseMark = Number.NEGATIVE_INFINITY;
   #spent = 0;
   #owed = 0;
+  /** Ratio: retries spent in the bucket after the lease's, [bucket, count, …]. */
+  #moved: number[] = [];
+  /** Retries asked for per ms, smoothed over the exchanges: what sizes the lease. */
+  #rate = 0;
+  #lastDetach: number;
   /** Lease taken back at the last exchange, to hand back at the next. */
   #revoked = 0;
   /** What the last merge decided: the top-up, what is taken back, and where the lease is counted. */
@@ -393,12 +422,20 @@ class SharedBudget implements RetryBudget {
     this.kind = kind;
     this.#make = make;
     this.#holdWidth = Math.max(10 * sharing.syncEvery, 10_000) / HOLD_BUCKETS;
+    this.#lastDetach = clock.now();
     this.#local = make(storeClock(() => this.#replica, clock));
     this.#replica = new Replica<BudgetBatch>(`budget-${kind}`, sharing, clock, {
       detach: (final) => {
         const demand = this.#batch.demand;
-        // The last exchange hands the whole lease back and takes none.
-        const target = final ? 0 : demand > 0 ? 2 * demand : 1;
+        // The lease should last until the next exchange: twice the demand since the last one, or three
+        // times what the smoothed rate of demand asks for in syncEvery (arrivals come in bursts), whichever
+        // is more, and at least one. The last exchange hands the whole lease back and takes none.
+        const now = clock.now();
+        // An exchange asked for early (a refusal) must not make a short interval look like a high rate.
+        const sample = demand / Math.max(sharing.syncEvery, now - this.#lastDetach);
+        this.#lastDetach = now;
+        this.#rate = this.#rate === 0 ? sample : (this.#rate + sample) / 2;
+        const target = final ? 0 : Math.max(1, 2 * demand, Math.ceil(3 * this.#rate * sharing.syncEvery));
         const keep = Math.min(this.#lease, target);
         const batch = {
           ...this.#batch,
@@ -408,10 +445,12 @@ class SharedBudget implements RetryBudget {
           returned: this.#lease - keep,
           revoked: this.#revoked,
           spent: this.#spent,
+          moved: this.#moved,
           leaseMark: this.#leaseMark,
         };
         this.#lease = keep;
         this.#spent = 0;
+        this.#moved = [];
         this.#owed = 0;
         this.#revoked = 0;
         this.#batch = emptyBatch();
@@ -428,6 +467,7 @@ class SharedBudget implements RetryBudget {
         this.#lease += batch.returned;
         this.#revoked += batch.revoked;
         this.#spent += batch.spent;
+        this.#moved = batch.moved.concat(this.#moved);
       },
       dropped: (batch) => {
         // The write may or may not have landed. It is settled so as to err towards fewer retries: the
@@ -435,6 +475,7 @@ class SharedBudget implements RetryBudget {
         // did not), and nothing is ever taken from the lease's old bucket: the ratio lease is spent no more,
         // and a token hold left there is released when it is not renewed.
         this.#owed += batch.owed + batch.failures;
+        this.#moved = batch.moved.concat(this.#moved);
         this.#leaseMark = Number.NEGATIVE_INFINITY;
       },
       merge: (shared, batch, now, recovering) =>
@@ -454,7 +495,7 @@ class SharedBudget implements RetryBudget {
 
   /** How much to take back and to top up, given the room left after the kept lease is counted. */
   #settle(batch: BudgetBatch, room: number, capacity: number): { revoke: number; topUp: number } {
-    const idle = batch.demand === 0;
+    const idle = batch.demand === 0 && batch.target <= 1;
     let revoke = 0;
     // More is leased than the budget allows (failures elsewhere, the window sliding): take back what this
     // process kept, as far as it has not spent it by the time the exchange is over.
@@ -483,10 +524,22 @@ class SharedBudget implements RetryBudget {
       }
     }
     if (!recovering) forEachRun(batch.requests, (bucket, count) => scratch.addRequestsAt(bucket, count));
+    // Retries spent in the bucket after their lease's go to that bucket, so they stay in the window as
+    // long as they should.
+    forEachRun(batch.moved, (bucket, count) => {
+      scratch.unretry(count, batch.leaseMark);
+      scratch.addAt(bucket, count);
+    });
     // The unspent lease leaves the bucket it was counted in; the part kept is counted again now.
     scratch.unretry(batch.keep + batch.returned + batch.revoked, batch.leaseMark);
     scratch.add(0, batch.keep);
-    const { revoke, topUp } = this.#settle(batch, scratch.room(), scratch.capacity());
+    // A lease is good in this bucket and the next: it must fit both windows.
+    const next = scratch.next();
+    const { revoke, topUp } = this.#settle(
+      batch,
+      Math.min(scratch.room(), next.room),
+      Math.min(scratch.capacity(), next.capacity),
+    );
     scratch.add(0, topUp);
     this.#granted = { lease: topUp, revoke, mark: scratch.bucket };
     return scratch.state();
@@ -547,11 +600,6 @@ class SharedBudget implements RetryBudget {
     this.#lease -= revoked;
     this.#revoked += revoked;
     this.#leaseMark = this.#granted.mark;
-    if (this.kind === "ratio") {
-      // A ratio lease is good for its bucket only: exchange as the next begins, to renew it.
-      const width = (this.#local as RatioBudget).width;
-      this.#replica.soonIn((this.#leaseMark + 1) * width - this.#replica.now());
-    }
   }
 
   get shared(): boolean {
@@ -568,13 +616,7 @@ class SharedBudget implements RetryBudget {
 
   request(): void {
     this.#local.request();
-    if (this.kind === "ratio") {
-      const requests = this.#batch.requests;
-      const bucket = this.#bucketNow();
-      if (requests.length >= 2 && requests[requests.length - 2] === bucket)
-        requests[requests.length - 1] = (requests.at(-1) as number) + 1;
-      else requests.push(bucket, 1);
-    }
+    if (this.kind === "ratio") addToRuns(this.#batch.requests, this.#bucketNow());
   }
 
   succeeded(): void {
@@ -587,9 +629,12 @@ class SharedBudget implements RetryBudget {
     this.#batch.failures += 1;
   }
 
-  /** A lease is there to spend now (ratio: reckoned for this bucket). */
+  /** A lease is there to spend now (ratio: reckoned for this bucket or the one before). */
   #leased(): boolean {
-    return this.#lease > 0 && (this.kind !== "ratio" || this.#leaseMark === this.#bucketNow());
+    if (this.#lease <= 0) return false;
+    if (this.kind !== "ratio") return true;
+    const bucket = this.#bucketNow();
+    return bucket === this.#leaseMark || bucket === this.#leaseMark + 1;
   }
 
   get available(): boolean {
@@ -607,6 +652,10 @@ class SharedBudget implements RetryBudget {
       if (ok) {
         this.#lease -= 1;
         this.#spent += 1;
+        if (this.kind === "ratio") {
+          const bucket = this.#bucketNow();
+          if (bucket !== this.#leaseMark) addToRuns(this.#moved, bucket);
+        }
       } else this.#replica.soon();
     }
     if (!ok) this.#events.emit("refused", { state: this.state() });
@@ -628,6 +677,13 @@ class SharedBudget implements RetryBudget {
   }
 }
 
+/** Counts one more in `runs` ([bucket, count, …]) for `bucket`. */
+function addToRuns(runs: number[], bucket: number): void {
+  if (runs.length >= 2 && runs[runs.length - 2] === bucket)
+    runs[runs.length - 1] = (runs.at(-1) as number) + 1;
+  else runs.push(bucket, 1);
+}
+
 function emptyBatch(): BudgetBatch {
   return {
     requests: [],
@@ -640,6 +696,7 @@ function emptyBatch(): BudgetBatch {
     returned: 0,
     revoked: 0,
     spent: 0,
+    moved: [],
     leaseMark: Number.NEGATIVE_INFINITY,
   };
 }

@@ -122,8 +122,6 @@ export class Replica<B> {
   #cancel: CancelTimer | undefined;
   /** When the scheduled exchange is due (clock time). */
   #dueAt = Number.POSITIVE_INFINITY;
-  /** An exchange the policy asked for at this clock time (`soonIn`), whatever else is scheduled. */
-  #wantAt = Number.POSITIVE_INFINITY;
   #lastStart = Number.NEGATIVE_INFINITY;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -182,20 +180,6 @@ export class Replica<B> {
     this.#schedule(at - now);
   }
 
-  /** Asks for an exchange in `ms` (a deadline the policy knows of, such as its lease's bucket ending). */
-  soonIn(ms: number): void {
-    if (this.#closed || !Number.isFinite(ms)) return;
-    const at = this.#clock.now() + Math.max(0, ms);
-    this.#wantAt = Math.min(this.#wantAt, at);
-    if (
-      this.#inFlight === undefined &&
-      this.#state !== "down" &&
-      (this.#cancel === undefined || this.#dueAt > at)
-    ) {
-      this.#schedule(at - this.#clock.now());
-    }
-  }
-
   /** One exchange now (after the one in progress, if any). Never rejects. */
   async sync(): Promise<void> {
     while (this.#inFlight !== undefined) await this.#inFlight;
@@ -211,8 +195,6 @@ export class Replica<B> {
       this.#again = false;
       // Asked for while this one ran: as soon as the limit of ten exchanges per syncEvery allows.
       this.#schedule(Math.max(0, this.#lastStart + this.#sharing.syncEvery / 10 - this.#clock.now()));
-    } else if (this.#state !== "down" && this.#wantAt < Number.POSITIVE_INFINITY) {
-      this.#schedule(Math.min(this.#sharing.syncEvery, Math.max(0, this.#wantAt - this.#clock.now())));
     } else {
       this.#schedule(
         this.#state === "down"
@@ -255,7 +237,6 @@ export class Replica<B> {
 
   async #exchange(final = false): Promise<void> {
     this.#lastStart = this.#clock.now();
-    if (this.#wantAt <= this.#lastStart) this.#wantAt = Number.POSITIVE_INFINITY;
     const recovering = this.#state === "down";
     const batch = this.#hooks.detach(final);
     const { store, expire } = this.#sharing;
