@@ -834,7 +834,9 @@ describe("edge cases of the exchanges", () => {
           };
           const breakers = [circuitBreaker(options), circuitBreaker(options), circuitBreaker(options)];
           const chains = breakers.map(() => [] as [string, string][]);
-          breakers.forEach((b, i) => b.on("change", ({ from, to }) => chains[i]?.push([from, to])));
+          breakers.forEach((b, i) => {
+            b.on("change", ({ from, to }) => chains[i]?.push([from, to]));
+          });
           await Promise.all(breakers.map((b) => b.ready()));
           for (const [who, what] of steps) {
             const b = breakers[who] as CircuitBreaker;
