@@ -193,6 +193,11 @@ class RatioBudget implements RetryBudget {
     return Math.floor(this.#ratio * requests + this.#floor);
   }
 
+  /** The current bucket's number as of the last count or check, without reading the clock again. */
+  get lastBucket(): number {
+    return this.#bucket;
+  }
+
   /** A bucket's width, ms. */
   get width(): number {
     return this.#width;
@@ -616,7 +621,7 @@ class SharedBudget implements RetryBudget {
 
   request(): void {
     this.#local.request();
-    if (this.kind === "ratio") addToRuns(this.#batch.requests, this.#bucketNow());
+    if (this.#local instanceof RatioBudget) addToRuns(this.#batch.requests, this.#local.lastBucket);
   }
 
   succeeded(): void {
