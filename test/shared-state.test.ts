@@ -586,19 +586,29 @@ describe("handing outcomes over in runs", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 12 }),
+        fc.constantFrom(0, 0.3, 1),
+        fc.integer({ min: 1, max: 1_000_000 }),
         fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 40 })), { maxLength: 20 }),
-        async (downThreshold, runs) => {
+        async (downThreshold, randomizationFactor, seed, runs) => {
           const clock = new VirtualClock();
           const store = memoryStore({ clock });
-          const options = { initial: 10, randomizationFactor: 0, downThreshold, clock };
-          const alone = new ResponsiveBackoff(options);
-          const shared = new ResponsiveBackoff({ ...options, store, key: "k" });
+          const options = { initial: 10, randomizationFactor, downThreshold, clock };
+          // The same draws on both sides: the merge must reuse the draws the process made, not draw again.
+          const alone = new ResponsiveBackoff({ ...options, random: seededRandom(seed) });
+          const shared = new ResponsiveBackoff({ ...options, random: seededRandom(seed), store, key: "k" });
+          const changes = { alone: [] as number[][], shared: [] as number[][] };
+          alone.on("change", ({ from, to }) => changes.alone.push([from, to]));
+          shared.on("change", ({ from, to }) => changes.shared.push([from, to]));
           await shared.ready();
           for (const [failed, count] of runs) {
             for (let i = 0; i < count; i++) {
               for (const r of [alone, shared]) failed ? r.failure() : r.success();
             }
+            // An exchange between runs: adopting its own outcomes back announces no change of its own.
+            await clock.advance(100);
           }
+          expect(changes.shared).toEqual(changes.alone);
+          expect(shared.state()).toEqual(alone.state());
           await shared.close();
           expect((await store.read("responsive:k")).value).toEqual({ state: alone.state(), raisedAt: null });
         },

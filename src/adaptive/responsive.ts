@@ -12,7 +12,9 @@ import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/v
 import {
   forEachRun,
   type Replica,
+  type RunBatch,
   RunLog,
+  replayingRandom,
   runLogReplica,
   SHARING_KEYS,
   type SharingOptions,
@@ -161,11 +163,13 @@ export class ResponsiveBackoff implements Backoff {
   readonly #random: Random;
   readonly #events = new Events<ResponsiveEvents>();
   readonly #options: ResponsiveBackoffOptions | undefined;
-  readonly #replica: Replica<number[]> | undefined;
+  readonly #replica: Replica<RunBatch> | undefined;
   /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange. */
   readonly #log = new RunLog();
   /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
   #quiet = false;
+  /** During that replay: the draws this process made for those outcomes. */
+  #drawing: (() => number) | undefined;
   #state: ResponsiveState = {
     current: 0,
     successes: 0,
@@ -214,7 +218,7 @@ export class ResponsiveBackoff implements Backoff {
     // `coalesce` compares times of failures seen by different processes: on the store's clock.
     this.#clock = storeClock(() => this.#replica, clock);
     this.#replica = runLogReplica("responsive", sharing, clock, this.#log, this.#events, {
-      merge: (shared, runs, now, recovering) => this.#merge(shared, runs, now, recovering),
+      merge: (shared, batch, now, recovering) => this.#merge(shared, batch, now, recovering),
       adopt: (shared) => this.#adopt(shared as SharedResponsive),
     });
   }
@@ -235,8 +239,10 @@ export class ResponsiveBackoff implements Backoff {
   }
 
   /** The shared state with `outcomes` replayed on it, in order, by this very controller's rules. */
-  #merge(shared: unknown, outcomes: readonly number[], now: number, recovering: boolean): SharedResponsive {
-    const scratch = new ResponsiveBackoff({ ...scratchOptions(this.#options, now), random: this.#random });
+  #merge(shared: unknown, batch: RunBatch, now: number, recovering: boolean): SharedResponsive {
+    // The same draws as this process made, so that its own outcomes move the fleet's delay as they moved its own.
+    const random = replayingRandom(batch.draws, this.#random);
+    const scratch = new ResponsiveBackoff({ ...scratchOptions(this.#options, now), random });
     const found = shared as SharedResponsive | undefined;
     if (found !== undefined) {
       try {
@@ -246,7 +252,7 @@ export class ResponsiveBackoff implements Backoff {
         // Not a responsive backoff's state (another version wrote it): start afresh.
       }
     }
-    if (!recovering) scratch.#replay(outcomes);
+    if (!recovering) scratch.#replay(batch.runs);
     const raisedAt = scratch.#raisedAt;
     return { state: scratch.state(), raisedAt: Number.isFinite(raisedAt) ? raisedAt : null };
   }
@@ -257,10 +263,12 @@ export class ResponsiveBackoff implements Backoff {
     this.#raisedAt = shared.raisedAt ?? Number.NEGATIVE_INFINITY;
     // What this process saw since the exchange began stays in its view until the next exchange hands it over.
     this.#quiet = true;
+    this.#drawing = replayingRandom(this.#log.draws, this.#random);
     try {
       this.#replay(this.#log.runs);
     } finally {
       this.#quiet = false;
+      this.#drawing = undefined;
     }
     const to = this.#state.current;
     if (from !== to && this.#events.count("change") > 0) {
@@ -388,7 +396,13 @@ export class ResponsiveBackoff implements Backoff {
   #randomize(interval: number): number {
     if (this.#factor === 0) return interval;
     const delta = Math.min(this.#factor * interval, this.#maxRandomization);
-    return interval - delta + 2 * delta * this.#random();
+    let draw: number;
+    if (this.#drawing !== undefined) draw = this.#drawing();
+    else {
+      draw = this.#random();
+      if (this.#replica !== undefined && !this.#quiet) this.#log.drew(draw);
+    }
+    return interval - delta + 2 * delta * draw;
   }
 
   #wait(ms: number, signal: AbortSignal | undefined): Promise<void> {

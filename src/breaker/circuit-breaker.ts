@@ -17,6 +17,7 @@ import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/v
 import {
   forEachRun,
   type Replica,
+  type RunBatch,
   RunLog,
   runLogReplica,
   SHARING_KEYS,
@@ -108,7 +109,7 @@ export class CircuitBreaker {
   #inFlightProbes = 0;
   #window: [number, number, number][] = [];
   readonly #options: CircuitBreakerOptions;
-  readonly #replica: Replica<number[]> | undefined;
+  readonly #replica: Replica<RunBatch> | undefined;
   /** Shared mode: the outcomes seen since the last exchange, each FAILED and/or PROBE, or OPENED. */
   readonly #log = new RunLog();
   /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
@@ -155,7 +156,7 @@ export class CircuitBreaker {
     // Deadlines and windows on the store's clock, which the whole fleet shares.
     this.#clock = storeClock(() => this.#replica, clock);
     this.#replica = runLogReplica("breaker", sharing, clock, this.#log, this.#events, {
-      merge: (shared, runs, now, recovering) => this.#merge(shared, runs, now, recovering),
+      merge: (shared, batch, now, recovering) => this.#merge(shared, batch.runs, now, recovering),
       adopt: (shared) => this.#adopt(shared as BreakerState),
     });
   }

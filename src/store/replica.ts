@@ -339,17 +339,32 @@ export interface StoreEvents extends Record<string, unknown> {
   "store-up": { readonly downFor: number };
 }
 
+/** What a `RunLog` hands over at an exchange. */
+export interface RunBatch {
+  /** [code, count, code, count, …] */
+  readonly runs: number[];
+  /** The random draws made while the outcomes were seen, in order, so that a replay draws the same. */
+  readonly draws: number[];
+}
+
 /**
  * Runs of alike outcomes seen between two exchanges, as [code, count, code, count, …], so that a million
- * successes in a row take two numbers. Beyond `MAX_RUNS` runs, the oldest half is forgotten.
+ * successes in a row take two numbers, and the random draws made meanwhile. Beyond `MAX_RUNS` runs, the
+ * oldest half is forgotten (and the draws with them: a replay then draws afresh).
  */
 export class RunLog {
   static readonly MAX_RUNS = 10_000;
   #runs: number[] = [];
+  #draws: number[] = [];
 
   /** The runs not yet handed over. */
   get runs(): readonly number[] {
     return this.#runs;
+  }
+
+  /** The draws not yet handed over. */
+  get draws(): readonly number[] {
+    return this.#draws;
   }
 
   record(code: number): void {
@@ -359,21 +374,38 @@ export class RunLog {
       runs[last + 1] = (runs[last + 1] as number) + 1;
       return;
     }
-    if (runs.length >= 2 * RunLog.MAX_RUNS) this.#runs = runs.slice(RunLog.MAX_RUNS);
+    if (runs.length >= 2 * RunLog.MAX_RUNS) {
+      this.#runs = runs.slice(RunLog.MAX_RUNS);
+      this.#draws = [];
+    }
     this.#runs.push(code, 1);
   }
 
-  /** Takes every run for an exchange. */
-  take(): number[] {
-    const runs = this.#runs;
-    this.#runs = [];
-    return runs;
+  /** Notes a random draw (kept only while there are runs to replay it with). */
+  drew(value: number): void {
+    if (this.#draws.length < 4 * RunLog.MAX_RUNS) this.#draws.push(value);
   }
 
-  /** Puts back the runs of an exchange that failed, before those seen since. */
-  putBack(runs: readonly number[]): void {
-    this.#runs = runs.concat(this.#runs).slice(-2 * RunLog.MAX_RUNS);
+  /** Takes every run and draw for an exchange. */
+  take(): RunBatch {
+    const batch = { runs: this.#runs, draws: this.#draws };
+    this.#runs = [];
+    this.#draws = [];
+    return batch;
   }
+
+  /** Puts back what an exchange that failed took, before what was seen since. */
+  putBack(batch: RunBatch): void {
+    const runs = batch.runs.concat(this.#runs);
+    this.#runs = runs.slice(-2 * RunLog.MAX_RUNS);
+    this.#draws = runs.length === this.#runs.length ? batch.draws.concat(this.#draws) : [];
+  }
+}
+
+/** A `Random` that gives `draws` in order, then `fallback`'s. */
+export function replayingRandom(draws: readonly number[], fallback: () => number): () => number {
+  let next = 0;
+  return () => (next < draws.length ? (draws[next++] as number) : fallback());
 }
 
 /** Calls `apply` with each run's code and count, in order. */
@@ -403,11 +435,11 @@ export function runLogReplica(
   clock: Clock,
   log: RunLog,
   events: { emit<K extends keyof StoreEvents>(event: K, payload: StoreEvents[K]): void },
-  hooks: Pick<ReplicaHooks<number[]>, "merge" | "adopt">,
-): Replica<number[]> {
-  return new Replica<number[]>(kind, sharing, clock, {
+  hooks: Pick<ReplicaHooks<RunBatch>, "merge" | "adopt">,
+): Replica<RunBatch> {
+  return new Replica<RunBatch>(kind, sharing, clock, {
     detach: () => log.take(),
-    reattach: (runs) => log.putBack(runs),
+    reattach: (batch) => log.putBack(batch),
     merge: hooks.merge,
     adopt: hooks.adopt,
     down: (error) => events.emit("store-down", { error }),
