@@ -21,6 +21,22 @@ export function haveRedisServer(): boolean {
   return spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0;
 }
 
+/** A server on loopback only, that saves nothing to disk and logs only warnings. */
+function serverArguments(port: number): string[] {
+  return [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--loglevel",
+    "warning",
+  ];
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -73,22 +89,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     port,
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn(
-        "redis-server",
-        [
-          "--port",
-          String(port),
-          "--bind",
-          "127.0.0.1",
-          "--save",
-          "",
-          "--appendonly",
-          "no",
-          "--loglevel",
-          "warning",
-        ],
-        { stdio: "ignore" },
-      );
+      child = spawn("redis-server", serverArguments(port), { stdio: "ignore" });
       await answers(port);
     },
     pause() {
@@ -128,22 +129,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   const children = ports.map((port) =>
     spawn(
       "redis-server",
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--cluster-enabled",
-        "yes",
-        "--cluster-config-file",
-        `nodes-${port}.conf`,
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--loglevel",
-        "warning",
-      ],
+      [...serverArguments(port), "--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`],
       { cwd: dir, stdio: "ignore" },
     ),
   );
