@@ -53,7 +53,7 @@ function positive(name: string, text: string | undefined): number {
 // `--dist DIR` (relative to the repository root) measures another build, e.g. of an experimental change.
 const dist = pathToFileURL(resolve(fileURLToPath(new URL("..", import.meta.url)), args.dist, "index.js"));
 if (!existsSync(dist)) throw new Error(`${fileURLToPath(dist)} is missing: run \`npm run build\` first`);
-const { retry, wrap } = (await import(dist.href)) as typeof import("../src/index.js");
+const { retry, wrap, pipeline, steps } = (await import(dist.href)) as typeof import("../src/index.js");
 
 // The operation every case calls: async, succeeds at once with a constant.
 const VALUE = 42;
@@ -67,6 +67,7 @@ const robustlyOptions = { maxRetries: 3 };
 const robustlyTimeoutOptions = { maxRetries: 3, timeout: 1000 };
 const robustlyWrapped = wrap(op, robustlyOptions);
 const robustlyWrappedTimeout = wrap(op, robustlyTimeoutOptions);
+const robustlyPipelineTimeout = pipeline(steps.retry({ maxRetries: 3 }), steps.timeout(1000));
 const pRetryOptions = { retries: 3 };
 const asyncRetryOptions = { retries: 3 };
 const backOffOptions = { numOfAttempts: 4 };
@@ -138,6 +139,13 @@ const cases: Case[] = [
     call: "`wrap(op, { maxRetries: 3, timeout: 1000 })` built once, then `f()`",
     timeout: "1000 ms",
     run: robustlyWrappedTimeout,
+  },
+  {
+    id: "robustly.pipeline.timeout",
+    library: "robustly",
+    call: "`pipeline(steps.retry({ maxRetries: 3 }), steps.timeout(1000))` built once, `.execute(op)`",
+    timeout: "1000 ms",
+    run: () => robustlyPipelineTimeout.execute(op),
   },
   {
     id: "robustly.retry.timeout.signal",
@@ -261,6 +269,16 @@ async function main(): Promise<void> {
   out.push(
     `- (not judged) the operation reading its signal: ${ns(signal)} / ${ns(cooperative)} ns = ${(signal / cooperative).toFixed(2)}`,
     `- target (b): ${verdict(allB)}`,
+    "",
+  );
+
+  // (c) the pipeline written out vs the short form that builds it, call time, target <= 1.10.
+  const shortForm = byId(results, "robustly.retry.timeout").median;
+  const written = byId(results, "robustly.pipeline.timeout").median;
+  const ratioC = written / shortForm;
+  out.push(
+    "(c) Call time, a pipeline of retry + timeout / the short form `retry(op, { maxRetries: 3, timeout: 1000 })` (target <= 1.10):",
+    `- ${ns(written)} / ${ns(shortForm)} ns = ${ratioC.toFixed(2)}  ${verdict(ratioC <= 1.1)}`,
   );
   process.stdout.write(`${out.join("\n")}\n`);
 }

@@ -1,8 +1,9 @@
 /**
  * robustly: reach unreliable resources robustly.
  *
- * `retry` and `wrap` run an operation with per-attempt timeouts, retry policies, backoff, jitter and
- * scaling (seed 000's access wrapper); `backoff.*` and `jitter.*` are the strategies; `delays` shows the
+ * `pipeline(...steps)` runs an operation through steps (retry, timeout, breaker, hedge, bulkhead,
+ * fallback, chaos, or your own); `retry` and `wrap` are its short form, with per-attempt timeouts, retry
+ * policies, backoff, jitter and scaling; `backoff.*` and `jitter.*` are the strategies; `delays` shows the
  * delays a policy would sleep.
  */
 
@@ -37,6 +38,7 @@ export {
   type CircuitState,
   circuitBreaker,
 } from "./breaker/circuit-breaker.js";
+export { BreakerStep, type BreakerStepOptions } from "./breaker/step.js";
 export {
   type BudgetEvents,
   type BudgetState,
@@ -46,10 +48,21 @@ export {
   type TokenBudgetOptions,
 } from "./budget/retry-budget.js";
 export {
+  Bulkhead,
+  type BulkheadEvents,
+  type BulkheadOptions,
+  BulkheadRejectedError,
+  bulkhead,
+  MAX_BULKHEAD,
+} from "./bulkhead/bulkhead.js";
+export { BulkheadStep } from "./bulkhead/step.js";
+export {
   type ChaosEvent,
   type ChaosMetrics,
   type ChaosOperation,
   type ChaosOptions,
+  ChaosStep,
+  type ChaosStepOptions,
   chaos,
   type FaultInjection,
   type LatencyInjection,
@@ -67,14 +80,24 @@ export {
 } from "./config/from-config.js";
 export { type CancelTimer, type Clock, MAX_TIMER_DELAY, sleep, systemClock } from "./core/clock.js";
 export { OptionError, PermanentError, RetryableResultError, TimeoutError } from "./core/errors.js";
-export type { Disposable } from "./core/events.js";
+export type { CallbackErrorHandler, Disposable } from "./core/events.js";
 export { type Random, seededRandom, systemRandom } from "./core/random.js";
+export { type GiveUpReason, type RetryReport, retryReport } from "./core/report.js";
+export {
+  type FallbackEvent,
+  type FallbackOptions,
+  FallbackStep,
+  type FallbackValue,
+} from "./fallback/fallback.js";
 export {
   type HedgeContext,
   type HedgeDelay,
   type HedgeEvent,
+  type HedgeEvents,
   HedgeLostError,
   type HedgeOptions,
+  HedgeStep,
+  type HedgeStepOptions,
   type HedgeTrigger,
   hedge,
   type LatencyTracker,
@@ -106,7 +129,10 @@ export type {
   ProportionalJitterOptions,
 } from "./jitter/index.js";
 export { jitter } from "./jitter/index.js";
-export type { GiveUpReason } from "./policy/decide.js";
+export type { ExecutionContext } from "./pipeline/context.js";
+export { type ExecuteOptions, type Operation, Pipeline, pipeline } from "./pipeline/pipeline.js";
+export type { Next, Step } from "./pipeline/step.js";
+export { steps } from "./pipeline/steps.js";
 export type { ErrorClass, ErrorMatcher } from "./policy/matcher.js";
 export {
   type AttemptContext,
@@ -115,10 +141,17 @@ export {
   type RetryOptions,
   type RetryPolicy,
   type RetryRule,
+  type RetryStepOptions,
 } from "./policy/options.js";
 export { delays } from "./retry/delays.js";
-export { type RetryReport, retryReport } from "./retry/loop.js";
-export { retry, wrap } from "./retry/retry.js";
+export { retry, retryPipeline, wrap } from "./retry/retry.js";
+export {
+  type AttemptErrorEvent,
+  type GiveUpEvent,
+  type RetryEvents,
+  RetryStep,
+  type SuccessEvent,
+} from "./retry/step.js";
 export {
   type MemoryStoreOptions,
   memoryStore,
@@ -166,3 +199,9 @@ export {
   type WorkerState,
   type WorkerStatus,
 } from "./supervisor/index.js";
+export {
+  type TimeoutEvent,
+  type TimeoutEvents,
+  TimeoutStep,
+  type TimeoutStepOptions,
+} from "./timeout/step.js";

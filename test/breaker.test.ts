@@ -128,7 +128,7 @@ describe("retry with a breaker", () => {
     expect(first.ok).toBe(false);
     const error = (first as { error: unknown }).error;
     expect(error).toBeInstanceOf(BrokenCircuitError);
-    expect(retryReport(error)?.reason).toBe("breaker-open");
+    expect(retryReport(error)?.reason).toBe("breaker");
     const second = await drive(clock, retry(op, { clock, breaker }));
     expect((second as { error: unknown }).error).toBeInstanceOf(BrokenCircuitError);
     expect(attempts).toBe(2);

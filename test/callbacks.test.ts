@@ -129,7 +129,7 @@ describe("callbacks", () => {
       await tick();
       expect(warnings).toHaveLength(1);
       expect(warnings[0]?.name).toBe("RobustlyCallbackWarning");
-      expect(warnings[0]?.message).toBe("the onSuccess callback threw (the retry loop went on): logger down");
+      expect(warnings[0]?.message).toBe("the onSuccess callback threw (robustly went on): logger down");
     } finally {
       process.off("warning", onWarning);
     }

@@ -106,7 +106,9 @@ describe("robustly run", () => {
     const run = robustlyRun("--retry-on-exit", "75", "--backoff", "none", "--", failUntil(3));
     expect(run.status).toBe(1);
     expect(attempts()).toBe(1);
-    expect(run.stderr).toBe("robustly: attempt 1/4 failed (exit 1); giving up\n");
+    expect(run.stderr).toBe(
+      "robustly: attempt 1/4 failed (exit 1); giving up: not retryable (--retry-on, --retry-on-exit)\n",
+    );
   });
 
   it("--timeout ends a hung attempt's whole process group; exit 124; nothing survives", async () => {

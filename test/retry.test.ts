@@ -291,17 +291,11 @@ describe("retryReport", () => {
   it("tells why a call ended with an error, without touching the error", async () => {
     const clock = new VirtualClock();
     const cases: [Record<string, unknown>, unknown[], string, number, number][] = [
-      [
-        { maxRetries: 2 },
-        [new Transient("a"), new Transient("b"), new Transient("c")],
-        "max-retries",
-        3,
-        2000,
-      ],
+      [{ maxRetries: 2 }, [new Transient("a"), new Transient("b"), new Transient("c")], "retries", 3, 2000],
       [
         { maxRetries: -1, maxDelay: 1500 },
         [new Transient("a"), new Transient("b"), new Transient("c")],
-        "max-delay",
+        "elapsed",
         2,
         1000,
       ],

@@ -358,6 +358,20 @@ export class ResponsiveBackoff implements Backoff {
   }
 
   /** A copy of the whole state. */
+  /**
+   * A copy of this controller that shares nothing with it (no store, a clock frozen at now): to preview
+   * delays (`delays()` uses it) without counting failures that never happened.
+   */
+  fork(): ResponsiveBackoff {
+    const copy = new ResponsiveBackoff({
+      ...scratchOptions(this.#options, this.#clock.now()),
+      random: this.#random,
+    });
+    copy.restore(this.state());
+    copy.#raisedAt = this.#raisedAt;
+    return copy;
+  }
+
   state(): ResponsiveState {
     return { ...this.#state };
   }

@@ -22,6 +22,11 @@ export interface Backoff {
    * once each time a call that uses this backoff succeeds. Pure strategies leave it out.
    */
   succeeded?(): void;
+  /**
+   * For a stateful backoff: a copy whose state is this one's and changes apart from it. `delays()` asks
+   * for one so that a preview never changes the live controller.
+   */
+  fork?(): Backoff;
 }
 
 /** A custom backoff as a bare function of x (and a `Random`); robustly treats it as base 0, max Infinity. */

@@ -9,11 +9,14 @@
 import { toBackoff } from "../backoff/common.js";
 import { constant } from "../backoff/constant.js";
 import type { Backoff, BackoffLike } from "../backoff/types.js";
+import { watchAbort } from "../core/abort.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { OptionError } from "../core/errors.js";
+import { OptionError, PermanentError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { type Random, systemRandom } from "../core/random.js";
+import { retryReport } from "../core/report.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
+import { compileMatcher, type ErrorMatcher } from "../policy/matcher.js";
 import {
   forEachRun,
   type Replica,
@@ -26,17 +29,9 @@ import {
   sharingOptions,
   storeClock,
 } from "../store/replica.js";
+import { BrokenCircuitError } from "./errors.js";
 
-/** Thrown, at once, by a call while the circuit is open (or half-open with its probes taken). */
-export class BrokenCircuitError extends Error {
-  override readonly name = "BrokenCircuitError";
-  /** ms until the breaker lets a probe through (0 when half-open). */
-  readonly retryAfter: number;
-  constructor(retryAfter: number, message?: string) {
-    super(message ?? `the circuit is open; it lets a probe through in ${Math.ceil(retryAfter)} ms`);
-    this.retryAfter = retryAfter;
-  }
-}
+export { BrokenCircuitError };
 
 export type CircuitState = "closed" | "open" | "half-open";
 
@@ -55,6 +50,12 @@ export interface CircuitBreakerOptions extends SharingOptions {
   halfOpenSuccesses?: number;
   /** Probes let through at once while half-open. Default 1. */
   halfOpenProbes?: number;
+  /**
+   * Which failures count against the service. Default: every error but a `PermanentError` (a 404, a
+   * validation error: the service answered) and the caller's own abort. An error it does not match, and a
+   * call the caller aborted, leave the breaker as it was (a probe's place is given back).
+   */
+  handles?: ErrorMatcher;
   clock?: Clock;
   random?: Random;
 }
@@ -109,6 +110,8 @@ export class CircuitBreaker {
   #inFlightProbes = 0;
   #window: [number, number, number][] = [];
   readonly #options: CircuitBreakerOptions;
+  /** Whether a failure with this error counts against the service (the `handles` option). */
+  readonly handles: (error: unknown) => boolean = countsByDefault;
   readonly #replica: Replica<RunBatch> | undefined;
   /** Shared mode: the outcomes seen since the last exchange, each FAILED and/or PROBE, or OPENED. */
   readonly #log = new RunLog();
@@ -127,6 +130,7 @@ export class CircuitBreaker {
       "openFor",
       "halfOpenSuccesses",
       "halfOpenProbes",
+      "handles",
       "clock",
       "random",
     ]);
@@ -145,6 +149,10 @@ export class CircuitBreaker {
     this.#openFor = toBackoff(options.openFor ?? constant({ base: 5000 }), "circuitBreaker: openFor");
     this.#closeAfter = integerAtLeast("circuitBreaker: halfOpenSuccesses", options.halfOpenSuccesses ?? 1, 1);
     this.#probes = integerAtLeast("circuitBreaker: halfOpenProbes", options.halfOpenProbes ?? 1, 1);
+    if (options.handles !== undefined) {
+      const matches = compileMatcher("circuitBreaker: handles", options.handles);
+      this.handles = (error) => !isPermanent(error) && matches(error);
+    }
     const clock = options.clock ?? systemClock;
     this.#random = options.random ?? systemRandom;
     this.#options = options;
@@ -375,18 +383,65 @@ export class CircuitBreaker {
     if (this.#state === "closed" && this.#shouldOpen()) this.#open();
   }
 
-  /** Runs `fn` through the breaker. */
-  async execute<T>(fn: () => T | PromiseLike<T>): Promise<T> {
-    this.acquire();
-    let value: T;
+  /**
+   * A call let through by `acquire` ended without an outcome that says anything of the service (the
+   * caller aborted it, or its error is one `handles` does not count): a probe's place is given back, and
+   * nothing is counted.
+   */
+  release(): void {
+    if (this.#state === "half-open") this.#inFlightProbes = Math.max(0, this.#inFlightProbes - 1);
+  }
+
+  /** Reports how a call let through by `acquire` ended: `success()`, `failure()` or `release()`, by `handles`. */
+  settle(error: unknown, failed: boolean): void {
+    if (!failed) this.success();
+    else if (this.handles(error)) this.failure();
+    else this.release();
+  }
+
+  /**
+   * Runs `fn` through the breaker: refused at once with `BrokenCircuitError` while open; a failure counts
+   * when `handles` matches it. With a `signal`, an abort rejects at once with its reason and counts as
+   * nothing (a probe's place is given back).
+   */
+  execute<T>(fn: (signal?: AbortSignal) => T | PromiseLike<T>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
     try {
-      value = await fn();
+      this.acquire();
     } catch (error) {
-      this.failure();
-      throw error;
+      return Promise.reject(error);
     }
-    this.success();
-    return value;
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      const unwatch =
+        signal === undefined
+          ? undefined
+          : watchAbort(signal, () => {
+              if (done) return;
+              done = true;
+              this.release();
+              reject(signal.reason);
+            });
+      const end = (error: unknown, failed: boolean, value?: T) => {
+        if (done) return;
+        done = true;
+        unwatch?.();
+        this.settle(error, failed);
+        if (failed) reject(error);
+        else resolve(value as T);
+      };
+      let result: T | PromiseLike<T>;
+      try {
+        result = fn(signal);
+      } catch (error) {
+        end(error, true);
+        return;
+      }
+      Promise.resolve(result).then(
+        (value) => end(undefined, false, value),
+        (error) => end(error, true),
+      );
+    });
   }
 
   #shouldOpen(): boolean {
@@ -502,6 +557,15 @@ export class CircuitBreaker {
     this.#inFlightProbes = 0;
     this.#window = window.map((b) => [...b] as [number, number, number]);
   }
+}
+
+/** A `PermanentError`, or an error a retry step gave up on because it was one. */
+function isPermanent(error: unknown): boolean {
+  return error instanceof PermanentError || retryReport(error)?.reason === "permanent";
+}
+
+function countsByDefault(error: unknown): boolean {
+  return !isPermanent(error);
 }
 
 /**

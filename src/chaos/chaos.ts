@@ -9,6 +9,8 @@ import { type Clock, MAX_TIMER_DELAY, sleep, systemClock } from "../core/clock.j
 import { OptionError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
 import { clampDelay, finiteAtLeast, knownKeys, optionalFunction } from "../core/validate.js";
+import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
+import type { Next, Step } from "../pipeline/step.js";
 
 /** Throw `error` instead of calling the operation, in a share `rate` of the calls. */
 export interface FaultInjection {
@@ -164,27 +166,61 @@ export function chaos<A extends unknown[], T>(
 ): ChaosOperation<A, T> {
   if (typeof operation !== "function") throw new OptionError("chaos: operation", operation, "a function");
   checkOptions(options);
-  const { latency, fault, result, onInject } = options;
-  const enabled = options.enabled ?? true;
-  const random = options.random ?? systemRandom;
+  const injector = new Injector(options);
   const clock = options.clock ?? systemClock;
-  let calls = 0;
-  let latencies = 0;
-  let faults = 0;
-  let results = 0;
+  const random = options.random ?? systemRandom;
+  const wrapped = (...args: A): Promise<T> =>
+    injector.run(() => operation(...args), signalOf(args[0]) ?? options.signal, clock, random);
+  return Object.assign(wrapped, {
+    metrics: () => injector.metrics(),
+    reset: () => injector.reset(),
+  });
+}
 
-  const report = (event: ChaosEvent<T>): void => {
+/** The injections of one set of chaos options, and their counts. */
+class Injector<T> {
+  readonly #options: ChaosOptions<T>;
+  #calls = 0;
+  #latencies = 0;
+  #faults = 0;
+  #results = 0;
+
+  constructor(options: ChaosOptions<T>) {
+    this.#options = options;
+  }
+
+  metrics(): ChaosMetrics {
+    return { calls: this.#calls, latencies: this.#latencies, faults: this.#faults, results: this.#results };
+  }
+
+  reset(): void {
+    this.#calls = 0;
+    this.#latencies = 0;
+    this.#faults = 0;
+    this.#results = 0;
+  }
+
+  #report(event: ChaosEvent<T>): void {
+    const onInject = this.#options.onInject;
     if (onInject === undefined) return;
     try {
       onInject(event);
     } catch {
       // A listener's failure must not become a fault chaos did not mean to inject.
     }
-  };
+  }
 
-  const wrapped = async (...args: A): Promise<T> => {
-    calls += 1;
-    if (!(typeof enabled === "function" ? enabled() : enabled)) return operation(...args);
+  /** Runs `call`, or injects instead of it, drawing from `random` and waiting on `clock`. */
+  async run(
+    call: () => T | PromiseLike<T>,
+    signal: AbortSignal | undefined,
+    clock: Clock,
+    random: Random,
+  ): Promise<T> {
+    const { latency, fault, result } = this.#options;
+    const enabled = this.#options.enabled ?? true;
+    this.#calls += 1;
+    if (!(typeof enabled === "function" ? enabled() : enabled)) return call();
     // Every draw happens now, before any wait, so the sequence does not depend on timing.
     const wait = latency !== undefined && random() < latency.rate;
     const throws = fault !== undefined && random() < fault.rate;
@@ -192,32 +228,68 @@ export function chaos<A extends unknown[], T>(
     if (wait) {
       const ms = typeof latency.ms === "function" ? latency.ms(random) : latency.ms;
       const delay = clampDelay("chaos: latency.ms", ms, MAX_TIMER_DELAY);
-      latencies += 1;
-      report({ kind: "latency", ms: delay });
-      await sleep(clock, delay, signalOf(args[0]) ?? options.signal);
+      this.#latencies += 1;
+      this.#report({ kind: "latency", ms: delay });
+      await sleep(clock, delay, signal);
     }
     if (throws) {
       const error = typeof fault.error === "function" ? fault.error() : fault.error;
-      faults += 1;
-      report({ kind: "fault", error });
+      this.#faults += 1;
+      this.#report({ kind: "fault", error });
       throw error;
     }
     if (replaces) {
       const value = typeof result.value === "function" ? (result.value as () => T)() : result.value;
-      results += 1;
-      report({ kind: "result", value });
+      this.#results += 1;
+      this.#report({ kind: "result", value });
       return value;
     }
-    return operation(...args);
-  };
+    return call();
+  }
+}
 
-  return Object.assign(wrapped, {
-    metrics: (): ChaosMetrics => ({ calls, latencies, faults, results }),
-    reset: (): void => {
-      calls = 0;
-      latencies = 0;
-      faults = 0;
-      results = 0;
-    },
-  });
+/** `steps.chaos`'s options: `chaos()`'s, without what the execution provides (signal and clock). */
+export type ChaosStepOptions<T> = Omit<ChaosOptions<T>, "signal" | "clock">;
+
+/** The chaos step: faults, latency and results injected into each run of what is inside it. */
+export class ChaosStep<R = unknown> implements Step {
+  readonly #injector: Injector<R>;
+  readonly #random: Random | undefined;
+
+  constructor(options: ChaosStepOptions<R>) {
+    if (options !== null && typeof options === "object") {
+      knownKeys("steps.chaos", options, ["latency", "fault", "result", "enabled", "onInject", "random"]);
+    }
+    checkOptions(options as ChaosOptions<R>);
+    this.#injector = new Injector(options as ChaosOptions<R>);
+    this.#random = options.random;
+  }
+
+  /** What it has injected so far. */
+  metrics(): ChaosMetrics {
+    return this.#injector.metrics();
+  }
+
+  /** Sets the counts back to 0. */
+  reset(): void {
+    this.#injector.reset();
+  }
+
+  execute<T>(next: Next<T>, context: ExecutionContext): PromiseLike<T> {
+    const scope = toRootScope(context);
+    const injector = this.#injector as unknown as Injector<T>;
+    return injector.run(() => next(scope), scope.signal, scope.clock, this.#random ?? scope.random);
+  }
+}
+
+/**
+ * A chaos step: at the given rates, each run of what is inside it waits first, fails, or answers with a
+ * value instead. Its waits run on the execution's clock; it draws from its own `random` if given one, else
+ * the execution's.
+ *
+ * @example
+ * const p = pipeline(steps.retry({ maxRetries: 10 }), steps.chaos({ fault: { rate: 0.3, error: () => new Error("injected") } }));
+ */
+export function chaosStep<T = unknown>(options: ChaosStepOptions<T>): ChaosStep<T> {
+  return new ChaosStep(options);
 }

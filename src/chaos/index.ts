@@ -4,6 +4,8 @@ export {
   type ChaosMetrics,
   type ChaosOperation,
   type ChaosOptions,
+  ChaosStep,
+  type ChaosStepOptions,
   chaos,
   type FaultInjection,
   type LatencyInjection,

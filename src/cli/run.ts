@@ -8,6 +8,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
 import { TimeoutError } from "../core/errors.js";
+import type { GiveUpReason } from "../core/report.js";
+import { DEFAULTS } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
 import { duration, integer, list, parseCommand, UsageError } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
@@ -30,6 +32,17 @@ and is passed on to the command. The command runs in a process group of its own,
 every process it started; from a terminal it cannot read the keyboard (as with timeout(1)).
 
 ${POLICY_HELP}`;
+
+/** What `run` says when the policy stops retrying, by the reason it gives. */
+const GIVE_UP: Record<GiveUpReason, string> = {
+  retries: "no retries left (--max-retries)",
+  elapsed: "the next attempt would start past --max-delay",
+  "not-retryable": "not retryable (--retry-on, --retry-on-exit)",
+  permanent: "a permanent failure",
+  budget: "the retry budget is spent",
+  aborted: "stopped",
+  breaker: "the circuit is open",
+};
 
 /** A command attempt that exited unsuccessfully. */
 export class ExitError extends Error {
@@ -122,13 +135,10 @@ export async function runRun(
   process.on("SIGINT", onInt);
   process.on("SIGTERM", onTerm);
 
-  const limit =
-    options.maxRetries === undefined
-      ? 3
-      : options.maxRetries < 0
-        ? Number.POSITIVE_INFINITY
-        : options.maxRetries;
-  const of = limit === Number.POSITIVE_INFINITY ? "∞" : String(limit + 1);
+  // For the status lines only: the attempts the top-level policy allows at most (the library decides).
+  const most = options.maxRetries ?? DEFAULTS.maxRetries;
+  // "attempt 2/4" when retries are counted; just "attempt 2" when they are not.
+  const of = most < 0 || most === Number.POSITIVE_INFINITY ? "" : `/${most + 1}`;
   const describe = (error: unknown) =>
     error instanceof TimeoutError
       ? `timed out after ${human(error.timeout)}`
@@ -192,14 +202,16 @@ export async function runRun(
         ...options,
         signal: controller.signal,
         retryOn: retryable,
-        onError: (error, retries) => {
+        onError: (error) => {
           last = error;
-          if (controller.signal.aborted) return;
-          const willRetry = retries < limit && retryable(error);
-          if (!willRetry) say(`attempt ${retries + 1}/${of} failed (${describe(error)}); giving up`);
         },
-        onRetry: ({ error, retries, delay }) => {
-          say(`attempt ${retries + 1}/${of} failed (${describe(error)}); retrying in ${human(delay)}`);
+        // The library decides whether to retry; this only says what it decided.
+        onRetry: ({ error, attempt, delay }) => {
+          say(`attempt ${attempt}${of} failed (${describe(error)}); retrying in ${human(delay)}`);
+        },
+        onGiveUp: ({ reason, outcome, attempts }) => {
+          if (reason === "aborted") return;
+          say(`attempt ${attempts}${of} failed (${describe(outcome)}); giving up: ${GIVE_UP[reason]}`);
         },
       },
     );

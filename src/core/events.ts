@@ -1,28 +1,93 @@
 /**
- * A small typed event emitter for robustly's stateful policies: `on(event, listener)` returns a
- * `Disposable`, so nothing stays subscribed by accident. A listener that throws is reported as a process
- * warning and never disturbs the policy or the other listeners.
+ * The one event model: every step and controller emits typed events through `on(event, listener)`, which
+ * returns a `Disposable`, so nothing stays subscribed by accident. A listener that throws, or returns a
+ * promise that rejects, is reported to an error handler (by default one process warning line) and never
+ * disturbs the emitter, the other listeners or the call's outcome.
  */
+import { isThenable } from "./invoke.js";
+
 export interface Disposable {
   dispose(): void;
 }
 
+/** Receives what a callback or listener threw (or rejected with), and the name of the callback or event. */
+export type CallbackErrorHandler = (error: unknown, callback: string) => void;
+
+/** The default handler: one warning line (`process.emitWarning` where there is one, else `console.error`). */
+export function warnOnce(error: unknown, callback: string): void {
+  const what = callback.startsWith("on") ? `the ${callback} callback` : `a "${callback}" listener`;
+  const message = `${what} threw (robustly went on): ${error instanceof Error ? error.message : String(error)}`;
+  const proc = (globalThis as { process?: { emitWarning?: (w: string, o: object) => void } }).process;
+  if (typeof proc?.emitWarning === "function") {
+    const detail = error instanceof Error && error.stack !== undefined ? error.stack : undefined;
+    proc.emitWarning(message, { type: "RobustlyCallbackWarning", detail });
+  } else {
+    console.error(`robustly: ${message}`);
+  }
+}
+
+/**
+ * Calls `call`; a throw or a rejected promise goes to `handler` (and if the handler throws too, nowhere:
+ * there is nothing left to tell, and the caller must go on).
+ */
+export function safeCall(handler: CallbackErrorHandler, name: string, call: () => unknown): void {
+  try {
+    const result = call();
+    if (isThenable(result)) {
+      result.then(undefined, (error: unknown) => report(handler, name, error));
+    }
+  } catch (error) {
+    report(handler, name, error);
+  }
+}
+
+function report(handler: CallbackErrorHandler, name: string, error: unknown): void {
+  try {
+    handler(error, name);
+  } catch {
+    // The error handler itself failed: there is nowhere left to send this.
+  }
+}
+
 export class Events<M extends Record<string, unknown>> {
-  readonly #listeners = new Map<keyof M, Set<(payload: never) => void>>();
+  readonly #listeners = new Map<keyof M, Set<(payload: never) => unknown>>();
+  /** Where a listener's throw or rejection goes. */
+  onListenerError: CallbackErrorHandler;
+
+  constructor(onListenerError: CallbackErrorHandler = warnOnce) {
+    this.onListenerError = onListenerError;
+  }
 
   /** Calls `listener` on every `event` until the returned handle is disposed. */
-  on<K extends keyof M>(event: K, listener: (payload: M[K]) => void): Disposable {
+  on<K extends keyof M>(event: K, listener: (payload: M[K]) => unknown): Disposable {
+    if (typeof listener !== "function") {
+      throw new TypeError(`on("${String(event)}", listener): listener must be a function`);
+    }
     let set = this.#listeners.get(event);
     if (set === undefined) {
       set = new Set();
       this.#listeners.set(event, set);
     }
-    set.add(listener as (payload: never) => void);
+    // A wrapper, so that the same function added twice is two listeners, each with its own dispose.
+    const entry = (payload: never) => (listener as (payload: never) => unknown)(payload);
+    set.add(entry);
     return {
       dispose: () => {
-        set.delete(listener as (payload: never) => void);
+        set.delete(entry);
       },
     };
+  }
+
+  /** How many listeners there are, over all events. */
+  get size(): number {
+    let n = 0;
+    for (const set of this.#listeners.values()) n += set.size;
+    return n;
+  }
+
+  /** Removes every listener. */
+  clear(): void {
+    this.#listeners.clear();
   }
 
   /** How many listeners `event` has. */
@@ -30,21 +95,18 @@ export class Events<M extends Record<string, unknown>> {
     return this.#listeners.get(event)?.size ?? 0;
   }
 
+  /** Whether anyone listens to `event` (cheap: for skipping the making of a payload). */
+  has(event: keyof M): boolean {
+    const set = this.#listeners.get(event);
+    return set !== undefined && set.size > 0;
+  }
+
   emit<K extends keyof M>(event: K, payload: M[K]): void {
     const set = this.#listeners.get(event);
     if (set === undefined || set.size === 0) return;
+    const name = String(event);
     for (const listener of [...set]) {
-      try {
-        (listener as (payload: M[K]) => void)(payload);
-      } catch (error) {
-        const proc = (globalThis as { process?: { emitWarning?: (w: string, o: object) => void } }).process;
-        proc?.emitWarning?.(
-          `a listener of "${String(event)}" threw: ${error instanceof Error ? error.message : String(error)}`,
-          {
-            type: "RobustlyListenerWarning",
-          },
-        );
-      }
+      safeCall(this.onListenerError, name, () => (listener as (payload: M[K]) => unknown)(payload));
     }
   }
 }

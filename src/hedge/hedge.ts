@@ -10,10 +10,12 @@
 import type { RetryBudget } from "../budget/retry-budget.js";
 import { type CancelTimer, type Clock, MAX_TIMER_DELAY, systemClock } from "../core/clock.js";
 import { OptionError, PermanentError } from "../core/errors.js";
-import { Events } from "../core/events.js";
-import type { Random } from "../core/random.js";
+import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
+import { Eventual, invoke } from "../core/invoke.js";
+import { type Random, systemRandom } from "../core/random.js";
 import { boolean, finiteAtLeast, integerAtLeast, knownKeys, optionalFunction } from "../core/validate.js";
-import { invoke } from "../retry/call.js";
+import { type ExecutionContext, RootScope, type Scope, toRootScope } from "../pipeline/context.js";
+import type { Next, Step } from "../pipeline/step.js";
 import type { LatencyTracker } from "./latency-tracker.js";
 
 /** What each attempt of a hedged call receives. */
@@ -83,13 +85,18 @@ export interface HedgeOptions {
   budget?: RetryBudget;
   /** Aborts the call: every attempt is aborted with the signal's reason, and the call rejects with it. */
   signal?: AbortSignal;
-  /** Called as each hedge starts. A listener that throws is reported as a process warning. */
+  /** Called as each hedge starts; the `hedge` event's short form. */
   onHedge?: (event: HedgeEvent) => void;
+  /** Receives what `onHedge` or a listener threw (or rejected with). Default: one warning line. */
+  onCallbackError?: CallbackErrorHandler;
   /** Default `systemClock`. */
   clock?: Clock;
   /** Not drawn from today; accepted so that hedge takes the same services as every other policy. */
   random?: Random;
 }
+
+/** `steps.hedge`'s options: `hedge()`'s, without what the execution provides (signal, clock, random). */
+export type HedgeStepOptions = Omit<HedgeOptions, "signal" | "clock" | "random">;
 
 /** The reason an attempt's signal is aborted with when the call no longer needs it. */
 export class HedgeLostError extends Error {
@@ -105,14 +112,16 @@ export class HedgeLostError extends Error {
   }
 }
 
-interface ResolvedHedge {
+export interface ResolvedHedge {
   readonly delay: HedgeDelay;
   readonly maxHedges: number;
   readonly hedgeOnFailure: boolean;
   readonly budget: RetryBudget | undefined;
   readonly signal: AbortSignal | undefined;
   readonly onHedge: ((event: HedgeEvent) => void) | undefined;
+  readonly onCallbackError: CallbackErrorHandler;
   readonly clock: Clock;
+  readonly random: Random | undefined;
   /** The tracker `hedge` records into, when it does. */
   readonly tracker: LatencyTracker | undefined;
 }
@@ -124,9 +133,12 @@ const KNOWN = [
   "budget",
   "signal",
   "onHedge",
+  "onCallbackError",
   "clock",
   "random",
 ] as const;
+
+const STEP_OWNED: readonly string[] = ["signal", "clock", "random"];
 
 function resolveDelay(delay: unknown): { delay: HedgeDelay; tracker: LatencyTracker | undefined } {
   if (typeof delay === "number") {
@@ -153,11 +165,12 @@ function resolveDelay(delay: unknown): { delay: HedgeDelay; tracker: LatencyTrac
   return { delay: delay as PercentileDelay, tracker: record ? (of as LatencyTracker) : undefined };
 }
 
-function resolveHedge(options: HedgeOptions): ResolvedHedge {
+export function resolveHedge(options: HedgeOptions, where = "hedge"): ResolvedHedge {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
-    throw new OptionError("hedge: options", options, "an object with at least a delay");
+    throw new OptionError(`${where}: options`, options, "an object with at least a delay");
   }
-  knownKeys("hedge", options, KNOWN);
+  // A step runs on its execution's signal, clock and randomness.
+  knownKeys(where, options, where === "hedge" ? KNOWN : KNOWN.filter((k) => !STEP_OWNED.includes(k)));
   const { delay, tracker } = resolveDelay(options.delay);
   const budget = options.budget;
   if (budget !== undefined && (typeof budget !== "object" || typeof budget?.tryRetry !== "function")) {
@@ -168,6 +181,7 @@ function resolveHedge(options: HedgeOptions): ResolvedHedge {
     throw new OptionError("hedge: signal", signal, "an AbortSignal");
   }
   optionalFunction("hedge: onHedge", options.onHedge);
+  optionalFunction("hedge: onCallbackError", options.onCallbackError);
   const clock = options.clock ?? systemClock;
   if (typeof clock?.now !== "function" || typeof clock.setTimer !== "function") {
     throw new OptionError("hedge: clock", clock, "a Clock ({ now, setTimer })");
@@ -180,7 +194,9 @@ function resolveHedge(options: HedgeOptions): ResolvedHedge {
     budget,
     signal,
     onHedge: options.onHedge,
+    onCallbackError: options.onCallbackError ?? warnOnce,
     clock,
+    random: options.random,
     tracker,
   };
 }
@@ -202,58 +218,61 @@ function record(tracker: LatencyTracker, ms: number): void {
 interface Running {
   readonly attempt: number;
   readonly started: number;
-  readonly controller: AbortController;
+  readonly scope: Scope;
+  /** The budget's mark on this attempt, when this step reports its outcome. */
+  readonly claim: { readonly budget: object; inner: boolean } | undefined;
 }
 
-type HedgeEvents = { hedge: HedgeEvent };
+export interface HedgeEvents extends Record<string, unknown> {
+  /** A hedge is about to start. */
+  hedge: HedgeEvent;
+}
 
-/** One hedged call: settles through `resolve` or `reject` exactly once, leaving no timer and no listener. */
+/** One hedged run: its `out` settles exactly once, leaving no timer and no hook behind. */
 class HedgedCall<T> {
-  readonly #operation: (context: HedgeContext) => T | PromiseLike<T>;
+  readonly #next: Next<T>;
   readonly #options: ResolvedHedge;
-  readonly #resolve: (value: T) => void;
-  readonly #reject: (error: unknown) => void;
-  readonly #events: Events<HedgeEvents> | undefined;
+  readonly #scope: Scope;
+  readonly out = new Eventual<T>();
+  readonly #events: Events<HedgeEvents>;
   readonly #delay: number;
   readonly #start: number;
   readonly #running = new Set<Running>();
+  /** Whether this step tells the budget of its attempts' outcomes (no step inside took that over). */
+  readonly #reports: boolean;
   #started = 0;
   #hedgesLeft: number;
   #cancelTimer: CancelTimer | undefined;
-  #listening = false;
+  #unwatch: (() => void) | undefined;
   #done = false;
   #lastError: unknown;
 
-  constructor(
-    operation: (context: HedgeContext) => T | PromiseLike<T>,
-    options: ResolvedHedge,
-    resolve: (value: T) => void,
-    reject: (error: unknown) => void,
-  ) {
-    this.#operation = operation;
+  constructor(next: Next<T>, options: ResolvedHedge, scope: Scope, events: Events<HedgeEvents>) {
+    this.#next = next;
     this.#options = options;
-    this.#resolve = resolve;
-    this.#reject = reject;
+    this.#scope = scope;
+    this.#events = events;
     this.#hedgesLeft = options.maxHedges;
     this.#delay = currentDelay(options.delay);
-    this.#start = options.clock.now();
-    if (options.onHedge !== undefined) {
-      this.#events = new Events<HedgeEvents>();
-      this.#events.on("hedge", options.onHedge);
-    }
+    this.#start = scope.clock.now();
+    this.#reports = options.budget !== undefined;
   }
 
   begin(): void {
-    const signal = this.#options.signal;
-    if (signal?.aborted) {
-      this.#reject(signal.reason);
+    const scope = this.#scope;
+    if (scope.aborted) {
+      this.#done = true;
+      this.out.reject(scope.reason);
       return;
     }
-    if (signal !== undefined) {
-      signal.addEventListener("abort", this.#onAbort);
-      this.#listening = true;
+    this.#unwatch = scope.onAbort(this.#onAbort);
+    const budget = this.#options.budget;
+    if (budget !== undefined) {
+      // The budget hears of this execution once: a step outside that uses it counted the request already.
+      const outer = scope.findClaim(budget);
+      if (outer === undefined) budget.request();
+      else outer.inner = true;
     }
-    this.#options.budget?.request();
     this.#launch();
     this.#schedule();
   }
@@ -263,7 +282,7 @@ class HedgedCall<T> {
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
     if (this.#done || this.#hedgesLeft === 0) return;
-    this.#cancelTimer = this.#options.clock.setTimer(this.#delay, this.#onDelay);
+    this.#cancelTimer = this.#scope.clock.setTimer(this.#delay, this.#onDelay);
   }
 
   readonly #onDelay = (): void => {
@@ -282,11 +301,13 @@ class HedgedCall<T> {
       return false;
     }
     this.#hedgesLeft -= 1;
-    this.#events?.emit("hedge", {
-      attempt: this.#started + 1,
-      after: this.#options.clock.now() - this.#start,
-      trigger,
-    });
+    if (this.#events.has("hedge")) {
+      this.#events.emit("hedge", {
+        attempt: this.#started + 1,
+        after: this.#scope.clock.now() - this.#start,
+        trigger,
+      });
+    }
     // The listener may have aborted the caller's signal, which ended the call.
     if (this.#done) return false;
     this.#launch();
@@ -295,14 +316,17 @@ class HedgedCall<T> {
 
   #launch(): void {
     this.#started += 1;
+    const budget = this.#options.budget;
+    const claim = budget === undefined ? undefined : { budget, inner: false };
     const running: Running = {
       attempt: this.#started,
-      started: this.#options.clock.now(),
-      controller: new AbortController(),
+      started: this.#scope.clock.now(),
+      scope: this.#scope.child({ hedge: this.#started, claim }, true),
+      claim,
     };
     this.#running.add(running);
     invoke(
-      () => this.#operation({ attempt: running.attempt, signal: running.controller.signal }),
+      () => this.#next(running.scope),
       (value) => this.#succeeded(running, value),
       (error) => this.#failed(running, error),
     );
@@ -311,13 +335,14 @@ class HedgedCall<T> {
   #succeeded(running: Running, value: T): void {
     // A late outcome of an attempt the call no longer waits for is dropped.
     if (this.#done || !this.#running.delete(running)) return;
+    running.scope.release();
     const losers = [...this.#running];
-    this.#options.budget?.succeeded();
+    if (this.#reports && running.claim?.inner === false) this.#options.budget?.succeeded();
     this.#finish(running.attempt);
-    this.#resolve(value);
+    this.out.resolve(value);
     const tracker = this.#options.tracker;
     if (tracker === undefined) return;
-    const now = this.#options.clock.now();
+    const now = this.#scope.clock.now();
     record(tracker, now - running.started);
     // A loser's latency is known only to exceed the time it ran: recording that lower bound keeps the slow
     // tail in the tracker. Recording winners alone would drop exactly the slow attempts hedging cut short,
@@ -328,15 +353,16 @@ class HedgedCall<T> {
 
   #failed(running: Running, error: unknown): void {
     if (this.#done || !this.#running.delete(running)) return;
+    running.scope.release();
     this.#lastError = error;
-    this.#options.budget?.failed();
+    if (this.#reports && running.claim?.inner === false) this.#options.budget?.failed();
     if (error instanceof PermanentError) {
-      // As in retry: a PermanentError ends the call at once with the error it wraps.
+      // As in retry: a PermanentError ends the call at once (the edge unwraps it).
       this.#finish(
         running.attempt,
         `attempt ${running.attempt} failed permanently; this attempt is not needed`,
       );
-      this.#reject(error.cause === undefined ? error : error.cause);
+      this.out.reject(error);
       return;
     }
     if (this.#options.hedgeOnFailure && this.#hedgeNow("failure")) {
@@ -347,35 +373,69 @@ class HedgedCall<T> {
     if (this.#running.size === 0) {
       // Every attempt started has failed, and no hedge is left to start.
       this.#finish(running.attempt);
-      this.#reject(this.#lastError);
+      this.out.reject(this.#lastError);
     }
   }
 
   readonly #onAbort = (): void => {
     if (this.#done) return;
-    const reason = this.#options.signal?.reason;
-    this.#finish(0, undefined, reason);
-    this.#reject(reason);
+    this.#unwatch = undefined;
+    // The attempts' scopes abort with this one.
+    this.#running.clear();
+    this.#finish(0);
+    this.out.reject(this.#scope.reason);
   };
 
   /**
-   * Marks the call settled, removes its timer and its listener, and aborts every attempt still running:
-   * with `reason` when given (the caller's), else with a `HedgeLostError` naming the attempt that settled it.
+   * Marks the call settled, removes its timer and its hook, and aborts every attempt still running with a
+   * `HedgeLostError` naming the attempt that settled it.
    */
-  #finish(settledBy: number, message?: string, reason?: unknown): void {
+  #finish(settledBy: number, message?: string): void {
     this.#done = true;
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
-    if (this.#listening) {
-      this.#options.signal?.removeEventListener("abort", this.#onAbort);
-      this.#listening = false;
-    }
+    this.#unwatch?.();
+    this.#unwatch = undefined;
     if (this.#running.size === 0) return;
     const losers = [...this.#running];
     this.#running.clear();
-    const why = reason ?? new HedgeLostError(settledBy, message);
-    for (const loser of losers) loser.controller.abort(why);
+    const why = new HedgeLostError(settledBy, message);
+    for (const loser of losers) loser.scope.abort(why, "lost");
   }
+}
+
+/** The hedge step: each run of what is inside it is hedged. */
+export class HedgeStep implements Step {
+  readonly #options: ResolvedHedge;
+  readonly #events: Events<HedgeEvents>;
+
+  constructor(options: ResolvedHedge) {
+    this.#options = options;
+    this.#events = new Events<HedgeEvents>(options.onCallbackError);
+    if (options.onHedge !== undefined) this.#events.on("hedge", options.onHedge);
+  }
+
+  on<K extends keyof HedgeEvents>(event: K, listener: (payload: HedgeEvents[K]) => unknown): Disposable {
+    return this.#events.on(event, listener);
+  }
+
+  execute<T>(next: Next<T>, context: ExecutionContext): T | PromiseLike<T> {
+    const call = new HedgedCall(next, this.#options, toRootScope(context), this.#events);
+    call.begin();
+    return call.out;
+  }
+}
+
+/**
+ * A hedge step: within each run, another starts beside the first if it has not answered within `delay`
+ * (at most `maxHedges` more); the first success wins and the others are aborted. Its clock is the
+ * execution's. Only idempotent operations should be hedged.
+ *
+ * @example
+ * const p = pipeline(steps.retry({ maxRetries: 2 }), steps.hedge({ delay: 200 }));
+ */
+export function hedgeStep(options: HedgeStepOptions): HedgeStep {
+  return new HedgeStep(resolveHedge(options as HedgeOptions, "steps.hedge"));
 }
 
 /**
@@ -399,8 +459,25 @@ export function hedge<T>(
   try {
     if (typeof operation !== "function") throw new OptionError("hedge: operation", operation, "a function");
     const resolved = resolveHedge(options);
+    const signal = resolved.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const scope = new RootScope(resolved.clock, resolved.random ?? systemRandom, signal);
+    const step = new HedgeStep(resolved);
     return new Promise<T>((resolve, reject) => {
-      new HedgedCall(operation, resolved, resolve, reject).begin();
+      const out = step.execute<T>(
+        (context) => operation({ attempt: context.hedge, signal: context.signal }),
+        scope,
+      ) as Eventual<T>;
+      out.listen(
+        (value) => {
+          scope.close();
+          resolve(value);
+        },
+        (error) => {
+          scope.close();
+          reject(error instanceof PermanentError && error.cause !== undefined ? error.cause : error);
+        },
+      );
     });
   } catch (error) {
     return Promise.reject(error);

@@ -5,17 +5,11 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { RetryableResultError } from "../core/errors.js";
 import type { Random } from "../core/random.js";
+import type { GiveUpReason } from "../core/report.js";
 import { newPolicyState, nextDelay, type PolicyState } from "./delay.js";
 import type { ResolvedPolicy } from "./options.js";
 
-/** Why a call stopped retrying. */
-export type GiveUpReason =
-  | "not-retryable"
-  | "max-retries"
-  | "max-delay"
-  | "permanent"
-  | "budget"
-  | "breaker-open";
+export type { GiveUpReason };
 
 /** A decision to retry: which policy allowed it (its index) and the final delay to sleep first. */
 export interface Decision {
@@ -47,8 +41,8 @@ export class RetryState {
       const policy = policies[i] as ResolvedPolicy;
       if (!policy.match(error)) continue;
       const state = this.#states[i] as PolicyState;
-      if (state.granted >= policy.maxRetries) return "max-retries";
-      if (policy.maxDelay === 0) return "max-delay";
+      if (state.granted >= policy.maxRetries) return "retries";
+      if (policy.maxDelay === 0) return "elapsed";
       let delay = nextDelay(policy, state, random);
       if (policy.delayFrom !== undefined) {
         // The server's hint replaces the computed delay; garbage (NaN, negative, not a number) is ignored.
@@ -57,7 +51,7 @@ export class RetryState {
         if (typeof hinted === "number" && hinted >= 0 && !Number.isNaN(hinted))
           delay = Math.min(hinted, MAX_TIMER_DELAY);
       }
-      return elapsed + delay > policy.maxDelay ? "max-delay" : { policy: i, delay };
+      return elapsed + delay > policy.maxDelay ? "elapsed" : { policy: i, delay };
     }
     return "not-retryable";
   }

@@ -10,27 +10,22 @@ import type { RetryBudget } from "../budget/retry-budget.js";
 import type { ChaosOptions } from "../chaos/chaos.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
+import { warnOnce } from "../core/events.js";
 import { type Random, systemRandom } from "../core/random.js";
 import { finiteAbove, knownKeys, limit, optionalFunction } from "../core/validate.js";
 import type { HedgeOptions } from "../hedge/hedge.js";
 import { toJitter } from "../jitter/common.js";
 import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
+import type { ExecutionContext } from "../pipeline/context.js";
+import type { GiveUpEvent } from "../retry/step.js";
 import { compileMatcher, type ErrorMatcher } from "./matcher.js";
 
-/** What the operation receives on each attempt. */
-export interface AttemptContext {
-  /** 1 for the first attempt, 2 for the first retry, … */
-  readonly attempt: number;
-  /** Retries so far in this call (attempt − 1). */
-  readonly retries: number;
-  /** Aborts when this attempt times out (reason: a `TimeoutError`) or the caller aborts (reason: theirs). */
-  readonly signal: AbortSignal;
-  /** This attempt's timeout in ms; Infinity when there is none. */
-  readonly timeout: number;
-  /** Milliseconds since the first attempt began. */
-  readonly elapsed: number;
-}
+/**
+ * What the operation receives on each attempt: the execution context (signal, attempt, retries, elapsed,
+ * timeout, clock, random).
+ */
+export type AttemptContext = ExecutionContext;
 
 /** What `onRetry` receives, before the backoff sleep. */
 export interface RetryEvent {
@@ -73,33 +68,50 @@ export interface RetryRule extends RetryPolicy {
   when: ErrorMatcher;
 }
 
-/** Everything `retry` and `wrap` accept. All times are in milliseconds. */
-export interface RetryOptions<T = unknown> extends RetryPolicy {
-  /** Per-attempt timeout: negative or Infinity = none (default); otherwise that many ms. */
-  timeout?: number;
+/** What a retry step (`steps.retry`) accepts: the policy, what it retries, its callbacks and its budget. */
+export interface RetryStepOptions<T = unknown> extends RetryPolicy {
   /** Which errors the top-level policy retries. Default: all but `PermanentError` and the caller's abort. */
   retryOn?: ErrorMatcher;
-  /** Return true to retry a successful value. When retries run out, `retry` resolves with the last value. */
+  /** Return true to retry a successful value. When retries run out, the step answers with the last value. */
   retryOnResult?: (value: T) => boolean;
   /** Policies for specific errors, first match wins; errors no rule matches fall to the top-level policy. */
   rules?: readonly RetryRule[];
-  /** Called once when an attempt succeeds (seed 000's on_success). */
+  /** Called once when an attempt succeeds (seed 000's on_success); the `success` event's short form. */
   onSuccess?: (value: T) => void;
   /** Called after every failed attempt, the last one too (seed 000's on_error); `retries` = retries so far. */
   onError?: (error: unknown, retries: number) => void;
-  /** Called before each backoff sleep. */
+  /** Called before each backoff sleep; the `retry` event's short form. */
   onRetry?: (event: RetryEvent) => void;
-  /** Receives an error thrown (or rejected) by onSuccess, onError or onRetry. Default: `process.emitWarning`. */
-  onCallbackError?: (error: unknown, callback: "onSuccess" | "onError" | "onRetry") => void;
+  /** Called once when the step stops retrying, with the reason; the `giveUp` event's short form. */
+  onGiveUp?: (event: GiveUpEvent) => void;
+  /**
+   * Receives what a callback or event listener threw (or rejected with), and its name. It never changes
+   * the call's outcome. Default: one `process.emitWarning` line (`console.error` where there is no process).
+   */
+  onCallbackError?: (error: unknown, callback: string) => void;
+  /**
+   * A retry budget shared by many calls (`retryBudget()`): each retry must be granted by it, and a retry it
+   * refuses ends the call with the last error. Given to a hedge step inside too, it is charged once per
+   * extra attempt, and hears of each execution once.
+   */
+  budget?: RetryBudget;
+}
+
+/**
+ * Everything `retry` and `wrap` accept: a retry step's options, plus the steps the short form puts inside
+ * it (breaker → timeout → hedge → chaos → operation) and the execution's signal, clock and randomness.
+ * All times are in milliseconds.
+ */
+export interface RetryOptions<T = unknown> extends RetryStepOptions<T> {
+  /** Per-attempt timeout: negative or Infinity = none (default); otherwise that many ms. */
+  timeout?: number;
   /** The caller's signal: aborting it stops everything at once, rejecting with `signal.reason`. */
   signal?: AbortSignal;
   /** The clock to read and sleep on. Default: the real one. */
   clock?: Clock;
   /** Randomness for jitter and random backoffs, a function returning [0, 1). Default `Math.random`. */
   random?: Random;
-  /** A retry budget shared by many calls (`retryBudget()`): a retry it refuses ends the call with the last error. */
-  budget?: RetryBudget;
-  /** A circuit breaker shared by many calls (`circuitBreaker()`): while open, the call fails at once with `BrokenCircuitError`. */
+  /** A circuit breaker shared by many calls (`circuitBreaker()`): each attempt passes it; while open, the call fails at once with `BrokenCircuitError`. */
   breaker?: CircuitBreaker;
   /**
    * Hedge every attempt (`hedge()`'s options): within one attempt, another starts if the first has not
@@ -123,41 +135,54 @@ export interface ResolvedPolicy {
   readonly delayFrom: ((outcome: unknown) => number | undefined) | undefined;
 }
 
-export interface ResolvedOptions<T> {
-  /** Infinity for none. */
-  readonly timeout: number;
+/** A retry step's options with every default filled in and every value checked. */
+export interface ResolvedRetry<T> {
   /** The rules, then the top-level policy last. */
   readonly policies: readonly ResolvedPolicy[];
   readonly retryOnResult: ((value: T) => boolean) | undefined;
   readonly onSuccess: ((value: T) => void) | undefined;
   readonly onError: ((error: unknown, retries: number) => void) | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
-  readonly onCallbackError: (error: unknown, callback: "onSuccess" | "onError" | "onRetry") => void;
-  readonly signal: AbortSignal | undefined;
-  readonly clock: Clock;
-  readonly random: Random;
+  readonly onGiveUp: ((event: GiveUpEvent) => void) | undefined;
+  readonly onCallbackError: (error: unknown, callback: string) => void;
   /** The distinct backoffs of the policies that want to hear of a success (`Backoff.succeeded`). */
   readonly successHooks: readonly Backoff[];
   readonly budget: RetryBudget | undefined;
+}
+
+/** The short form's options, checked: the retry step's, and what the other steps and the execution take. */
+export interface ResolvedOptions<T> {
+  readonly retry: ResolvedRetry<T>;
+  /** Infinity for none. */
+  readonly timeout: number;
+  readonly signal: AbortSignal | undefined;
+  readonly clock: Clock;
+  readonly random: Random;
   readonly breaker: CircuitBreaker | undefined;
+  readonly hedge: Omit<HedgeOptions, "signal"> | undefined;
+  readonly chaos: ChaosOptions<T> | undefined;
 }
 
 const POLICY_KEYS = ["maxRetries", "maxDelay", "backoff", "jitter", "scale", "delayFrom"] as const;
 const RULE_KEYS = ["when", ...POLICY_KEYS] as const;
-const OPTION_KEYS = [
+const STEP_KEYS = [
   ...POLICY_KEYS,
-  "timeout",
   "retryOn",
   "retryOnResult",
   "rules",
   "onSuccess",
   "onError",
   "onRetry",
+  "onGiveUp",
   "onCallbackError",
+  "budget",
+] as const;
+const OPTION_KEYS = [
+  ...STEP_KEYS,
+  "timeout",
   "signal",
   "clock",
   "random",
-  "budget",
   "breaker",
   "hedge",
   "chaos",
@@ -175,17 +200,6 @@ export const DEFAULTS = Object.freeze({
 const defaultBackoff = exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax });
 const defaultJitter = full();
 const retryEverything = () => true;
-
-function reportCallbackError(error: unknown, callback: string): void {
-  const message = `the ${callback} callback threw (the retry loop went on): ${error instanceof Error ? error.message : String(error)}`;
-  const proc = (globalThis as { process?: { emitWarning?: (w: string, o: object) => void } }).process;
-  if (typeof proc?.emitWarning === "function") {
-    const detail = error instanceof Error && error.stack !== undefined ? error.stack : undefined;
-    proc.emitWarning(message, { type: "RobustlyCallbackWarning", detail });
-  } else {
-    console.error(`robustly: ${message}`);
-  }
-}
 
 function resolvePolicy(
   where: string,
@@ -228,32 +242,21 @@ function checkedFunction<F>(option: string, value: F): F {
   return value;
 }
 
-/** Checks every option and fills in the defaults. Throws an `OptionError` naming the first bad option. */
-export function resolveOptions<T>(options: RetryOptions<T> | undefined): ResolvedOptions<T> {
+/** Checks a retry step's options and fills in the defaults. Throws an `OptionError` naming the first bad one. */
+export function resolveRetry<T>(
+  options: RetryStepOptions<T> | undefined,
+  known: readonly string[] = STEP_KEYS,
+): ResolvedRetry<T> {
   const o = options ?? {};
-  knownKeys("options", options, OPTION_KEYS);
+  knownKeys("options", options, known);
   optionalFunction("retryOnResult", o.retryOnResult);
   optionalFunction("onSuccess", o.onSuccess);
   optionalFunction("onError", o.onError);
   optionalFunction("onRetry", o.onRetry);
+  optionalFunction("onGiveUp", o.onGiveUp);
   optionalFunction("onCallbackError", o.onCallbackError);
-  if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
-    throw new OptionError("signal", o.signal, "an AbortSignal");
-  if (
-    o.clock !== undefined &&
-    (typeof o.clock?.now !== "function" || typeof o.clock?.setTimer !== "function")
-  ) {
-    throw new OptionError("clock", o.clock, "a Clock with now() and setTimer(ms, callback) methods");
-  }
-  optionalFunction("random", o.random);
   if (o.budget !== undefined && (typeof o.budget !== "object" || typeof o.budget?.tryRetry !== "function")) {
     throw new OptionError("budget", o.budget, "a retry budget (from retryBudget())");
-  }
-  if (
-    o.breaker !== undefined &&
-    (typeof o.breaker !== "object" || typeof o.breaker?.acquire !== "function")
-  ) {
-    throw new OptionError("breaker", o.breaker, "a circuit breaker (from circuitBreaker())");
   }
   const top = resolvePolicy(
     "",
@@ -280,16 +283,43 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
   return {
     successHooks,
     budget: o.budget,
-    breaker: o.breaker,
-    timeout: limit("timeout", o.timeout ?? DEFAULTS.timeout, false),
     policies,
     retryOnResult: o.retryOnResult,
     onSuccess: o.onSuccess,
     onError: o.onError,
     onRetry: o.onRetry,
-    onCallbackError: o.onCallbackError ?? reportCallbackError,
+    onGiveUp: o.onGiveUp,
+    onCallbackError: o.onCallbackError ?? warnOnce,
+  };
+}
+
+/** Checks every option of the short form and fills in the defaults. Throws an `OptionError` naming the first bad one. */
+export function resolveOptions<T>(options: RetryOptions<T> | undefined): ResolvedOptions<T> {
+  const o = options ?? {};
+  const retry = resolveRetry(options, OPTION_KEYS);
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
+    throw new OptionError("signal", o.signal, "an AbortSignal");
+  if (
+    o.clock !== undefined &&
+    (typeof o.clock?.now !== "function" || typeof o.clock?.setTimer !== "function")
+  ) {
+    throw new OptionError("clock", o.clock, "a Clock with now() and setTimer(ms, callback) methods");
+  }
+  optionalFunction("random", o.random);
+  if (
+    o.breaker !== undefined &&
+    (typeof o.breaker !== "object" || typeof o.breaker?.acquire !== "function")
+  ) {
+    throw new OptionError("breaker", o.breaker, "a circuit breaker (from circuitBreaker())");
+  }
+  return {
+    retry,
+    timeout: limit("timeout", o.timeout ?? DEFAULTS.timeout, false),
     signal: o.signal,
     clock: o.clock ?? systemClock,
     random: o.random ?? systemRandom,
+    breaker: o.breaker,
+    hedge: o.hedge,
+    chaos: o.chaos,
   };
 }

@@ -1,241 +1,135 @@
 /**
- * The one retry loop (seed 000's access_wrapper), written with callbacks rather than `await`: attempt
- * under a timeout, classify the outcome, ask the policy, compute the delay, sleep on the clock, again.
+ * One call of the retry step (seed 000's access_wrapper loop), written with callbacks rather than
+ * `await`: run the rest of the pipeline for an attempt, classify the outcome, ask the policy, compute the
+ * delay, sleep on the clock, again.
  *
- * Callbacks, not an `async` function, because the same loop must run in two worlds: under `retry`, where
- * operations return promises and the clock is real (or a `VirtualClock`), and in the simulator, where an
- * operation returns a thenable that the simulator settles synchronously and the clock is the simulator's
+ * Callbacks, not an `async` function, because the same loop must run in two worlds: under a real or
+ * virtual clock with promises, and in the simulator, whose operations settle synchronously on its own
  * event queue. Nothing here waits for a microtask, so the simulator runs this very code, event by event.
  */
+
+import { BrokenCircuitError } from "../breaker/errors.js";
 import type { CancelTimer } from "../core/clock.js";
-import { PermanentError, RetryableResultError, TimeoutError, withoutStack } from "../core/errors.js";
-import { type GiveUpReason, RetryState } from "../policy/decide.js";
-import type { AttemptContext, ResolvedOptions } from "../policy/options.js";
-import { Attempt } from "../timeout/attempt.js";
-
-type Callback = "onSuccess" | "onError" | "onRetry";
-
-/** Calls a user callback so that neither a throw nor a rejected promise can disturb the loop. */
-export function safely<T>(options: ResolvedOptions<T>, name: Callback, call: () => unknown): void {
-  try {
-    const result = call();
-    if (isThenable(result)) result.then(undefined, (error: unknown) => report(options, name, error));
-  } catch (error) {
-    report(options, name, error);
-  }
-}
-
-function report<T>(options: ResolvedOptions<T>, name: Callback, error: unknown): void {
-  try {
-    options.onCallbackError(error, name);
-  } catch {
-    // The error reporter itself failed; there is nowhere left to send this, and the loop must go on.
-  }
-}
-
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === "object" || typeof value === "function") &&
-    typeof (value as PromiseLike<unknown>).then === "function"
-  );
-}
+import { PermanentError, RetryableResultError } from "../core/errors.js";
+import { Eventual, invoke, settleWith } from "../core/invoke.js";
+import { type GiveUpReason, report } from "../core/report.js";
+import type { BudgetClaim, Scope } from "../pipeline/context.js";
+import type { Next } from "../pipeline/step.js";
+import { RetryState } from "../policy/decide.js";
+import type { ResolvedRetry } from "../policy/options.js";
+import type { RetryStep } from "./step.js";
 
 /**
- * Calls `run` and reports its outcome through exactly one of `onValue` or `onError`: a synchronous value
- * or throw at once, a thenable's when it settles (a thenable whose `then` throws reports that error).
- * Written with callbacks so that a thenable that settles synchronously (the simulator's) is reported
- * synchronously too.
- */
-export function invoke<T>(
-  run: () => T | PromiseLike<T>,
-  onValue: (value: T) => void,
-  onError: (error: unknown) => void,
-): void {
-  let result: T | PromiseLike<T>;
-  try {
-    result = run();
-  } catch (error) {
-    onError(error);
-    return;
-  }
-  if (!isThenable(result)) {
-    onValue(result as T);
-    return;
-  }
-  try {
-    (result as PromiseLike<T>).then(onValue, onError);
-  } catch (error) {
-    onError(error);
-  }
-}
-
-/** True when `value` ends the call (retryOnResult does not ask for another attempt); calls onSuccess then. */
-export function accepted<T>(options: ResolvedOptions<T>, value: T): boolean {
-  if (options.retryOnResult?.(value)) return false;
-  // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
-  for (const backoff of options.successHooks) backoff.succeeded?.();
-  if (options.onSuccess !== undefined) {
-    const onSuccess = options.onSuccess;
-    safely(options, "onSuccess", () => onSuccess(value));
-  }
-  return true;
-}
-
-/** What `retryReport` tells about an error a call ended with. */
-export interface RetryReport {
-  /** Why the call stopped: the error was not retryable, a limit was reached, or a PermanentError stopped it. */
-  readonly reason: GiveUpReason;
-  /** How many attempts the call made. */
-  readonly attempts: number;
-  /** Milliseconds from the first attempt to the decision to stop. */
-  readonly elapsed: number;
-}
-
-// Reports live beside the errors, never on them: the caller's error object is passed through unchanged.
-const reports = new WeakMap<object, RetryReport>();
-
-/**
- * Tells why a call of `retry` (or of a wrapped function) ended with `error`, without touching the error
- * itself. Undefined for errors robustly did not end a call with (and for non-object errors).
- *
- * @example
- * try { await retry(op, { maxRetries: 2 }); } catch (error) { retryReport(error); // { reason: "max-retries", attempts: 3, elapsed: 3012 } }
- */
-export function retryReport(error: unknown): RetryReport | undefined {
-  return typeof error === "object" && error !== null ? reports.get(error) : undefined;
-}
-
-/**
- * One call of the retry loop. Create it, then call `begin()` to make the first attempt, or `resume()` to
- * go on from a first attempt that already failed. It settles through `resolve` or `reject`, exactly once,
- * and leaves no timer and no listener behind.
+ * One call: create it, then `begin()` to make the first attempt, or `resume()` to go on from a first
+ * attempt that already failed. Its `out` settles exactly once, and it leaves no timer and no hook behind.
  */
 export class RetryCall<T> {
-  readonly #operation: (context: AttemptContext) => T | PromiseLike<T>;
-  readonly #options: ResolvedOptions<T>;
+  readonly #step: RetryStep<T>;
+  readonly #options: ResolvedRetry<T>;
+  readonly #next: Next<T>;
+  readonly #scope: Scope;
   readonly #start: number;
-  readonly #resolve: (value: T) => void;
-  readonly #reject: (error: unknown) => void;
+  readonly out: Eventual<T>;
   #retries = 0;
   #state: RetryState | undefined;
   /** The attempt in progress, undefined while sleeping or once settled. */
-  #attempt: Attempt | undefined;
-  /** Cancels the attempt's timeout or the backoff sleep, whichever is running. */
+  #attempt: Scope | undefined;
+  /** Cancels the backoff sleep. */
   #cancelTimer: CancelTimer | undefined;
-  #listening = false;
+  #unwatch: (() => void) | undefined;
+  /** Whether this step reports attempts' outcomes to the budget (no step inside took that over). */
+  #claim: BudgetClaim | undefined;
   #done = false;
 
-  constructor(
-    operation: (context: AttemptContext) => T | PromiseLike<T>,
-    options: ResolvedOptions<T>,
-    start: number,
-    resolve: (value: T) => void,
-    reject: (error: unknown) => void,
-  ) {
-    this.#operation = operation;
-    this.#options = options;
+  constructor(step: RetryStep<T>, next: Next<T>, scope: Scope, start: number) {
+    this.#step = step;
+    this.#options = step.resolved;
+    this.#next = next;
+    this.#scope = scope;
     this.#start = start;
-    this.#resolve = resolve;
-    this.#reject = reject;
+    this.out = new Eventual<T>();
   }
 
   /** Makes the first attempt. */
   begin(): void {
-    this.#options.budget?.request();
-    if (this.#listen()) this.#attemptNow();
+    this.#claimBudget();
+    if (this.#watch()) this.#attemptNow();
+  }
+
+  /** Goes on from a first attempt that failed with `error` (made without a scope of its own). */
+  resume(error: unknown): void {
+    if (!this.#watch()) return;
+    this.#afterFailure(error, 1, undefined);
   }
 
   /**
-   * Starts listening to the caller's signal (once per call). False, with the call ended, when it has
-   * aborted already.
+   * The budget hears of this execution once: a step outside that uses it already counted the request,
+   * and then this step reports the attempts' outcomes in its place.
    */
-  #listen(): boolean {
-    const signal = this.#options.signal;
-    if (signal === undefined || this.#listening) return true;
-    if (signal.aborted) {
+  #claimBudget(): void {
+    const budget = this.#options.budget;
+    if (budget === undefined) return;
+    const outer = this.#scope.findClaim(budget);
+    if (outer === undefined) budget.request();
+    else outer.inner = true;
+  }
+
+  /**
+   * Goes on from a first attempt already running in `attempt` (the step's own scope, which nothing can
+   * abort) that answered with `result`.
+   */
+  adopt(attempt: Scope, result: PromiseLike<T>): void {
+    this.#attempt = attempt;
+    settleWith(
+      result,
+      (value) => this.#succeeded(attempt, value),
+      (error) => this.#failed(attempt, error),
+    );
+  }
+
+  /** Starts watching the scope's abort; false, with the call ended, when it has aborted already. */
+  #watch(): boolean {
+    const scope = this.#scope;
+    if (scope.aborted) {
       this.#finish();
-      this.#reject(signal.reason);
+      this.#giveUpAborted(this.#retries);
       return false;
     }
-    signal.addEventListener("abort", this.#onAbort);
-    this.#listening = true;
+    if (scope.canAbort) this.#unwatch = scope.onAbort(this.#onAbort);
     return true;
   }
 
-  /** Goes on from a first attempt that failed with `error` (run outside, with no timeout and no signal). */
-  resume(failed: Attempt, error: unknown): void {
-    this.#attempt = failed;
-    this.#failed(failed, error);
-  }
-
   #attemptNow(): void {
-    const options = this.#options;
-    if (options.breaker !== undefined) {
-      try {
-        options.breaker.acquire();
-      } catch (open) {
-        // The circuit is open: fail at once, without an attempt.
-        this.#finish();
-        if (typeof open === "object" && open !== null) {
-          reports.set(open, {
-            reason: "breaker-open",
-            attempts: this.#retries,
-            elapsed: options.clock.now() - this.#start,
-          });
-        }
-        this.#reject(open);
-        return;
-      }
-    }
-    const elapsed = this.#retries === 0 ? 0 : options.clock.now() - this.#start;
-    const attempt = new Attempt(this.#retries, options.timeout, elapsed);
+    const retries = this.#retries;
+    const elapsed = retries === 0 ? 0 : this.#scope.clock.now() - this.#start;
+    const budget = this.#options.budget;
+    const claim = budget === undefined ? undefined : { budget, inner: false };
+    const attempt = this.#scope.child({ attempt: retries + 1, retries, elapsed, claim });
     this.#attempt = attempt;
-    if (options.timeout !== Number.POSITIVE_INFINITY) {
-      this.#cancelTimer = options.clock.setTimer(options.timeout, this.#onTimeout);
-    }
+    this.#claim = claim;
     invoke(
-      () => this.#operation(attempt),
+      () => this.#next(attempt),
       (value) => this.#succeeded(attempt, value),
       (error) => this.#failed(attempt, error),
     );
   }
 
   /** Ends `attempt` if it is still the one in progress; false for a late or repeated outcome. */
-  #end(attempt: Attempt): boolean {
+  #end(attempt: Scope): boolean {
     if (this.#attempt !== attempt) return false;
     this.#attempt = undefined;
-    this.#cancelTimer?.();
-    this.#cancelTimer = undefined;
+    attempt.release();
     return true;
   }
 
-  // The timeout timer is cancelled whenever an attempt ends, so when it fires, the attempt in progress is
-  // the one it was set for: one callback serves every attempt of the call.
-  readonly #onTimeout = (): void => {
-    this.#cancelTimer = undefined;
-    const attempt = this.#attempt;
-    if (attempt !== undefined) this.#timedOut(attempt);
-  };
-
-  #timedOut(attempt: Attempt): void {
-    if (!this.#end(attempt)) return;
-    // Made in a timer callback, where a stack says nothing about the caller: none is captured.
-    const timeout = this.#options.timeout;
-    const error = withoutStack(() => new TimeoutError(timeout));
-    attempt.abort(error);
-    this.#afterFailure(attempt, error);
-  }
-
-  #succeeded(attempt: Attempt, value: T): void {
+  #succeeded(attempt: Scope, value: T): void {
     if (!this.#end(attempt)) return;
     let error: unknown;
     try {
-      if (accepted(this.#options, value)) {
-        this.#options.breaker?.success();
-        this.#options.budget?.succeeded();
+      if (this.#step.accepted(value, attempt.attempt, this.#scope.clock, this.#start)) {
+        if (this.#claim?.inner === false) this.#options.budget?.succeeded();
         this.#finish();
-        this.#resolve(value);
+        this.out.resolve(value);
         return;
       }
       error = new RetryableResultError(value);
@@ -243,76 +137,75 @@ export class RetryCall<T> {
       // retryOnResult threw: that is this attempt's error.
       error = thrown;
     }
-    this.#afterFailure(attempt, error);
+    this.#afterFailure(
+      error,
+      attempt.attempt,
+      this.#claim?.inner === false ? this.#options.budget : undefined,
+    );
   }
 
-  #failed(attempt: Attempt, error: unknown): void {
+  #failed(attempt: Scope, error: unknown): void {
     if (!this.#end(attempt)) return;
-    this.#afterFailure(attempt, error);
+    this.#afterFailure(
+      error,
+      attempt.attempt,
+      this.#claim?.inner === false ? this.#options.budget : undefined,
+    );
   }
 
-  #afterFailure(attempt: Attempt, error: unknown): void {
+  /** `reportTo`: the budget to tell of the failure, when this step is the one that tells it. */
+  #afterFailure(error: unknown, attemptNumber: number, reportTo: { failed(): void } | undefined): void {
     const options = this.#options;
-    const { clock, signal } = options;
-    if (signal?.aborted) {
+    const scope = this.#scope;
+    const clock = scope.clock;
+    if (scope.aborted) {
       this.#finish();
-      this.#reject(signal.reason);
+      this.#giveUpAborted(attemptNumber);
       return;
     }
-    options.breaker?.failure();
-    options.budget?.failed();
-    if (options.onError !== undefined) {
-      const onError = options.onError;
-      const retries = this.#retries;
-      safely(options, "onError", () => onError(error, retries));
-      // onError may have aborted the caller's signal, which ended the call.
-      if (this.#done) return;
+    if (error instanceof BrokenCircuitError) {
+      // A breaker inside refused the attempt: nothing reached the service, and retrying into an open
+      // circuit only adds load; the call ends with the breaker's error.
+      this.#giveUp(error, "breaker", attemptNumber - 1, clock.now() - this.#start);
+      return;
     }
+    reportTo?.failed();
+    this.#step.failedAttempt(error, this.#retries);
+    // A callback may have aborted the caller's signal, which ended the call.
+    if (this.#done) return;
     if (error instanceof PermanentError) {
-      this.#giveUp(
-        error.cause === undefined ? error : error.cause,
-        "permanent",
-        attempt,
-        clock.now() - this.#start,
-      );
+      this.#giveUp(error, "permanent", attemptNumber, clock.now() - this.#start);
       return;
     }
     const elapsed = clock.now() - this.#start;
     this.#state ??= new RetryState(options.policies);
     let decision: ReturnType<RetryState["decide"]>;
     try {
-      decision = this.#state.decide(error, elapsed, options.random);
+      decision = this.#state.decide(error, elapsed, scope.random);
     } catch (broken) {
       // A matcher or a custom strategy threw (or a strategy returned no number): end the call with that
       // error rather than leave it hanging.
       this.#finish();
-      this.#reject(broken);
+      this.out.reject(broken);
       return;
     }
     if (typeof decision === "string") {
-      this.#giveUp(error, decision, attempt, elapsed);
+      this.#giveUp(error, decision, attemptNumber, elapsed);
       return;
     }
     if (options.budget !== undefined && !options.budget.tryRetry()) {
-      this.#giveUp(error, "budget", attempt, elapsed);
+      this.#giveUp(error, "budget", attemptNumber, elapsed);
       return;
     }
     const { delay } = decision;
-    if (options.onRetry !== undefined) {
-      const onRetry = options.onRetry;
-      const last = options.policies.length - 1;
-      const event = {
-        error,
-        retries: this.#retries,
-        delay,
-        attempt: attempt.attempt,
-        elapsed,
-        rule: decision.policy === last ? -1 : decision.policy,
-      };
-      safely(options, "onRetry", () => onRetry(event));
-    }
+    this.#step.retrying(error, this.#retries, delay, attemptNumber, elapsed, decision.policy);
     // A callback may have aborted the caller's signal: stop before sleeping.
-    if (this.#done || !this.#listen()) return;
+    if (this.#done) return;
+    if (scope.aborted) {
+      this.#finish();
+      this.#giveUpAborted(attemptNumber);
+      return;
+    }
     this.#cancelTimer = clock.setTimer(delay, this.#wake);
   }
 
@@ -325,35 +218,39 @@ export class RetryCall<T> {
 
   readonly #onAbort = (): void => {
     if (this.#done) return;
-    const reason = this.#options.signal?.reason;
-    const attempt = this.#attempt;
+    this.#unwatch = undefined;
+    // The attempt's scope aborts with this one, right after.
     this.#attempt = undefined;
     this.#finish();
-    attempt?.abort(reason);
-    this.#reject(reason);
+    this.#giveUpAborted(this.#retries + 1);
   };
 
-  /** Ends the call with the last outcome: the value `retryOnResult` kept rejecting, or the error as it was. */
-  #giveUp(error: unknown, reason: GiveUpReason, attempt: Attempt, elapsed: number): void {
-    this.#finish();
-    if (error instanceof RetryableResultError) {
-      this.#resolve(error.value as T);
-      return;
-    }
-    if (typeof error === "object" && error !== null) {
-      reports.set(error, { reason, attempts: attempt.attempt, elapsed });
-    }
-    this.#reject(error);
+  #giveUpAborted(attempts: number): void {
+    const reason = this.#scope.reason;
+    this.#step.gaveUp(reason, "aborted", attempts, this.#scope.clock.now() - this.#start, false);
+    this.out.reject(reason);
   }
 
-  /** Marks the call settled and removes its timer and its listener. */
+  /** Ends the call with the last outcome: the value `retryOnResult` kept rejecting, or the error as it was. */
+  #giveUp(error: unknown, reason: GiveUpReason, attempts: number, elapsed: number): void {
+    this.#finish();
+    if (error instanceof RetryableResultError) {
+      this.#step.gaveUp(error.value, reason, attempts, elapsed, true);
+      this.out.resolve(error.value as T);
+      return;
+    }
+    const final = error instanceof PermanentError && error.cause !== undefined ? error.cause : error;
+    report(final, { reason, attempts, elapsed });
+    this.#step.gaveUp(final, reason, attempts, elapsed, false);
+    this.out.reject(final);
+  }
+
+  /** Marks the call settled and removes its timer and its hook. */
   #finish(): void {
     this.#done = true;
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
-    if (this.#listening) {
-      this.#options.signal?.removeEventListener("abort", this.#onAbort);
-      this.#listening = false;
-    }
+    this.#unwatch?.();
+    this.#unwatch = undefined;
   }
 }

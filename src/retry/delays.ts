@@ -1,6 +1,6 @@
 import { integerAtLeast } from "../core/validate.js";
 import { newPolicyState, nextDelay } from "../policy/delay.js";
-import { type RetryOptions, resolveOptions } from "../policy/options.js";
+import { type ResolvedPolicy, type RetryOptions, resolveOptions } from "../policy/options.js";
 
 /**
  * The final delays (backoff → jitter → scale) that `retry` would sleep before each of the first `count`
@@ -13,10 +13,12 @@ import { type RetryOptions, resolveOptions } from "../policy/options.js";
 export function delays(options: RetryOptions, count: number): number[] {
   const resolved = resolveOptions(options);
   integerAtLeast("count", count, 0);
-  const policy = resolved.policies[resolved.policies.length - 1];
+  const policies = resolved.retry.policies;
+  const top = policies[policies.length - 1] as ResolvedPolicy;
+  // A stateful backoff (a ResponsiveBackoff) is previewed on a copy: the live one never hears of this.
+  const policy = typeof top.backoff.fork === "function" ? { ...top, backoff: top.backoff.fork() } : top;
   const state = newPolicyState();
   const out: number[] = [];
-  for (let i = 0; i < count; i++)
-    out.push(nextDelay(policy as NonNullable<typeof policy>, state, resolved.random));
+  for (let i = 0; i < count; i++) out.push(nextDelay(policy, state, resolved.random));
   return out;
 }

@@ -1,45 +1,56 @@
-import { chaos } from "../chaos/chaos.js";
+/**
+ * The short form: `retry(op, options)` and `wrap(fn, options)` build a pipeline from one options object,
+ * in a fixed order (retry → breaker → timeout → hedge → chaos → operation): the retry step outermost,
+ * then for each attempt the breaker, the attempt's timeout, hedging within it, and injected faults.
+ */
+import { BreakerStep } from "../breaker/step.js";
+import { ChaosStep } from "../chaos/chaos.js";
 import { OptionError } from "../core/errors.js";
-import { hedge } from "../hedge/hedge.js";
+import { type HedgeOptions, HedgeStep, resolveHedge } from "../hedge/hedge.js";
+import { RootScope, Scope } from "../pipeline/context.js";
+import { type Operation, Pipeline, runAtEdge } from "../pipeline/pipeline.js";
+import type { Step } from "../pipeline/step.js";
 import {
   type AttemptContext,
   type ResolvedOptions,
   type RetryOptions,
   resolveOptions,
 } from "../policy/options.js";
-import { runLoop } from "./loop.js";
+import { TimeoutStep } from "../timeout/step.js";
+import { RetryStep } from "./step.js";
 
-type Operation<T> = (context: AttemptContext) => T | PromiseLike<T>;
-
-/**
- * The operation as the options' `chaos` and `hedge` make it: faults injected into each call, and each
- * attempt hedged (the hedges share the attempt's signal, so its timeout and the caller's abort end them all).
- */
-function decorate<T>(
-  operation: Operation<T>,
-  options: RetryOptions<T>,
-  resolved: ResolvedOptions<T>,
-): Operation<T> {
-  let op = operation;
-  if (options.chaos !== undefined) {
-    const injected = chaos(operation, { clock: resolved.clock, random: resolved.random, ...options.chaos });
-    op = (context) => injected(context);
-  }
-  if (options.hedge !== undefined) {
-    const inner = op;
-    const hedging = options.hedge;
-    op = (context) =>
-      hedge(
-        // Each hedged attempt sees the attempt's context with its own signal.
-        ({ signal }) => inner(Object.create(context, { signal: { value: signal } }) as AttemptContext),
-        { clock: resolved.clock, ...hedging, signal: context.signal },
-      );
-  }
-  return op;
+/** The short form's options, checked, with the pipeline they build. */
+interface Resolution<T> {
+  readonly options: ResolvedOptions<T>;
+  readonly pipeline: Pipeline;
 }
 
-// Calls without options share one resolved default policy.
-const defaults: ResolvedOptions<unknown> = resolveOptions(undefined);
+/** The pipeline the short form's options stand for. */
+function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
+  const list: Step[] = [new RetryStep(resolved.retry)];
+  if (resolved.breaker !== undefined) {
+    // A value retryOnResult retries is a failure to the breaker too.
+    list.push(
+      new BreakerStep(resolved.breaker, {
+        handlesResult: resolved.retry.retryOnResult as (value: unknown) => boolean,
+      }),
+    );
+  }
+  if (resolved.timeout !== Number.POSITIVE_INFINITY) list.push(new TimeoutStep({ ms: resolved.timeout }));
+  if (resolved.hedge !== undefined) {
+    // The hedges run on the execution's clock and signal, as every step does.
+    const { clock: _clock, random: _random, ...hedging } = resolved.hedge;
+    list.push(new HedgeStep(resolveHedge(hedging as HedgeOptions, "hedge")));
+  }
+  if (resolved.chaos !== undefined) {
+    const { clock: _clock, signal: _signal, ...injections } = resolved.chaos;
+    list.push(new ChaosStep(injections));
+  }
+  return { options: resolved, pipeline: new Pipeline(list) };
+}
+
+// Calls without options share one resolution of the defaults.
+const defaults: Resolution<unknown> = build(resolveOptions(undefined));
 
 /**
  * `retry(op, options)` called again and again with the same options object (the usual way) resolves it
@@ -47,14 +58,14 @@ const defaults: ResolvedOptions<unknown> = resolveOptions(undefined);
  * was resolved from, so changing an option between calls takes effect (and is validated) at the next call.
  * Options with `rules` are not cached: a rule list can change inside the same array.
  */
-interface Resolution {
-  readonly resolved: ResolvedOptions<unknown>;
+interface Cached {
+  readonly resolution: Resolution<unknown>;
   readonly keys: readonly string[];
   readonly values: readonly unknown[];
 }
-const resolutions = new WeakMap<object, Resolution>();
+const resolutions = new WeakMap<object, Cached>();
 
-function unchanged(options: object, seen: Resolution): boolean {
+function unchanged(options: object, seen: Cached): boolean {
   const record = options as Record<string, unknown>;
   let i = 0;
   for (const key in record) {
@@ -64,10 +75,11 @@ function unchanged(options: object, seen: Resolution): boolean {
   return i === seen.keys.length;
 }
 
-function resolveOnce<T>(options: RetryOptions<T>): ResolvedOptions<T> {
+function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution<T> {
+  if (options === undefined) return defaults as Resolution<T>;
   const seen = resolutions.get(options);
-  if (seen !== undefined && unchanged(options, seen)) return seen.resolved as ResolvedOptions<T>;
-  const resolved = resolveOptions(options);
+  if (seen !== undefined && unchanged(options, seen)) return seen.resolution as Resolution<T>;
+  const resolution = build(resolveOptions(options));
   if (options.rules === undefined) {
     const record = options as Record<string, unknown>;
     const keys: string[] = [];
@@ -76,18 +88,28 @@ function resolveOnce<T>(options: RetryOptions<T>): ResolvedOptions<T> {
       keys.push(key);
       values.push(record[key]);
     }
-    resolutions.set(options, { resolved: resolved as ResolvedOptions<unknown>, keys, values });
+    resolutions.set(options, { resolution: resolution as Resolution<unknown>, keys, values });
   }
-  return resolved;
+  return resolution;
 }
 
 function checkOperation(operation: unknown): void {
   if (typeof operation !== "function") throw new OptionError("operation", operation, "a function");
 }
 
+/** Runs `operation` through a resolution's pipeline, on its signal, clock and randomness. */
+function run<T>(resolution: Resolution<T>, operation: Operation<T>): Promise<T> {
+  const { signal, clock, random } = resolution.options;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  const scope = signal === undefined ? new Scope(clock, random) : new RootScope(clock, random, signal);
+  return runAtEdge(scope, resolution.pipeline, operation, true);
+}
+
 /**
  * Calls `operation` until it succeeds or the policy gives up, then resolves with its value or rejects
  * with its last error, unchanged. Options are checked at once: a bad one rejects before any attempt.
+ * The short form of `pipeline(steps.retry(…), steps.breaker(…), steps.timeout(…), steps.hedge(…),
+ * steps.chaos(…)).execute(operation, { signal, clock, random })`.
  *
  * @example
  * const body = await retry(async ({ signal }) => (await fetch(url, { signal })).text(), { timeout: 2000, maxRetries: 5 });
@@ -98,11 +120,7 @@ export function retry<T>(
 ): Promise<T> {
   try {
     checkOperation(operation);
-    const resolved = (options === undefined ? defaults : resolveOnce(options)) as ResolvedOptions<T>;
-    if (options?.hedge !== undefined || options?.chaos !== undefined) {
-      return runLoop(decorate(operation, options, resolved), resolved);
-    }
-    return runLoop(operation, resolved);
+    return run(resolveOnce(options), operation);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -121,26 +139,27 @@ export function wrap<A extends unknown[], T>(
   options?: RetryOptions<T>,
 ): (...args: A) => Promise<T> {
   checkOperation(operation);
-  const resolved = resolveOptions(options);
-  if (options?.hedge !== undefined || options?.chaos !== undefined) {
-    // The arguments travel on the context, so that one decorated operation (one chaos wrapper, whose
-    // counts then cover every call) serves all calls.
-    type Carrying = AttemptContext & { readonly args: A };
-    const decorated = decorate(
-      (context: AttemptContext) => operation(context, ...(context as Carrying).args),
-      options,
-      resolved,
-    );
-    return (...args: A) =>
-      runLoop((context) => decorated(Object.assign(Object.create(context), { args })), resolved);
-  }
+  const resolution = build(resolveOptions(options));
   // Without arguments (the common case) a call allocates neither an argument list nor a closure.
   const direct = (context: AttemptContext) => operation(context, ...([] as unknown as A));
   return function wrapped(): Promise<T> {
     // biome-ignore lint/complexity/noArguments: reading `arguments` (not a rest list) keeps the no-argument call free of allocations
-    if (arguments.length === 0) return runLoop(direct, resolved);
+    if (arguments.length === 0) return run(resolution, direct);
     // biome-ignore lint/complexity/noArguments: as above
     const args = Array.prototype.slice.call(arguments) as A;
-    return runLoop((context) => operation(context, ...args), resolved);
+    return run(resolution, (context) => operation(context, ...args));
   } as (...args: A) => Promise<T>;
+}
+
+/**
+ * The pipeline `retry` and `wrap` build from `options` (checked at once): to run it yourself, or to use
+ * it as a step of a bigger one. The options' `signal`, `clock` and `random` belong to an execution: pass
+ * them to `execute`.
+ *
+ * @example
+ * const p = retryPipeline({ maxRetries: 3, timeout: 2000 });
+ * await p.execute(op, { signal });
+ */
+export function retryPipeline<T = unknown>(options?: RetryOptions<T>): Pipeline {
+  return build(resolveOptions(options)).pipeline;
 }

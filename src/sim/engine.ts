@@ -1,7 +1,7 @@
 /**
  * The discrete-event engine: virtual time, one queue of events, and a `Clock` over it. Events run one at
  * a time in time order (ties in the order they were scheduled) and each runs to completion before the
- * next, with no microtask in between: the retry loop it drives (`RetryCall`) and the outcomes it settles
+ * next, with no microtask in between: the retry loop it drives (the pipeline's steps) and the outcomes it settles
  * (`Outcome`) are synchronous, so a run is a plain loop and the same seed gives the same result.
  */
 import type { CancelTimer, Clock } from "../core/clock.js";

@@ -1,12 +1,14 @@
 /**
  * `simulate`: runs a built-in scenario for each of its strategies (and each client count or failure
  * probability asked for) and reports what each did to the server. Simulated clients call the library's
- * own retry loop (`startRetry`, the loop `retry` runs) with the strategy's options, on the engine's clock.
+ * pipeline (`retryPipeline`, the very one `retry` builds) with the strategy's options, on the engine's clock.
  */
 import { OptionError, TimeoutError } from "../core/errors.js";
+import { settleWith } from "../core/invoke.js";
 import type { Random } from "../core/random.js";
-import { resolveOptions } from "../policy/options.js";
-import { startRetry } from "../retry/loop.js";
+import { Scope } from "../pipeline/context.js";
+import type { Pipeline } from "../pipeline/pipeline.js";
+import { retryPipeline } from "../retry/retry.js";
 import { Simulation } from "./engine.js";
 import { Recorder, recovery, type Second } from "./metrics.js";
 import {
@@ -164,12 +166,11 @@ interface Population {
 
 /** Starts `clients` simulated clients, each calling the retry loop with the strategy's policy. */
 function populate(sim: Simulation, recorder: Recorder, p: Population): void {
-  const options = resolveOptions<unknown>({
+  // A simulated client is a pipeline on the simulation's clock, the very one `retry` builds.
+  const client = retryPipeline<unknown>({
     ...p.strategy.policy,
     ...p.strategy.guards?.(sim.clock, sim.random),
     timeout: p.timeout,
-    clock: sim.clock,
-    random: sim.random,
     onError: (error) => {
       if (error instanceof TimeoutError) recorder.timedOut(sim.now);
     },
@@ -178,28 +179,52 @@ function populate(sim: Simulation, recorder: Recorder, p: Population): void {
     recorder.attempts += 1;
     return p.operation();
   };
-  const client = () => {
+  const start = () => {
     const started = sim.now;
     recorder.started += 1;
     const closedLoop = !p.once && !p.openLoop;
-    if (p.openLoop) sim.after(exponentialDraw(sim.random, p.think), client);
+    if (p.openLoop) sim.after(exponentialDraw(sim.random, p.think), start);
     const finish = (ok: boolean) => {
       if (ok) recorder.succeeded += 1;
       else recorder.failed += 1;
       recorder.completionTotal += sim.now - started;
-      if (closedLoop) sim.after(exponentialDraw(sim.random, p.think), client);
+      if (closedLoop) sim.after(exponentialDraw(sim.random, p.think), start);
     };
-    startRetry(
+    runOnSimulation(
+      client,
       operation,
-      options,
+      sim,
       () => finish(true),
       () => finish(false),
     );
   };
   for (let i = 0; i < p.clients; i++) {
-    if (p.once) sim.after(0, client);
-    else sim.after(exponentialDraw(sim.random, p.think), client);
+    if (p.once) sim.after(0, start);
+    else sim.after(exponentialDraw(sim.random, p.think), start);
   }
+}
+
+/**
+ * Runs one call of `client` on the simulation's clock and randomness. The simulated operations settle
+ * synchronously, and so do the steps over them: the outcome is reported before this returns to the event
+ * loop, with no microtask in between.
+ */
+function runOnSimulation(
+  client: Pipeline,
+  operation: () => PromiseLike<unknown>,
+  sim: Simulation,
+  onValue: () => void,
+  onError: () => void,
+): void {
+  const scope = new Scope(sim.clock, sim.random);
+  let result: unknown;
+  try {
+    result = client.execute(operation, scope);
+  } catch {
+    onError();
+    return;
+  }
+  settleWith(result, onValue, onError);
 }
 
 /** Samples the server's concurrency at the end of every second. */
@@ -245,11 +270,9 @@ function runThrottled(
   const recorder = new Recorder(r.duration);
   const store = new ThrottledStore(sim, recorder, r.throttledStore);
   const shared = strategy.shared?.(sim.clock, sim.random);
-  const options = resolveOptions<unknown>({
+  const client = retryPipeline<unknown>({
     ...strategy.policy,
     ...(shared === undefined ? {} : { backoff: shared }),
-    clock: sim.clock,
-    random: sim.random,
   });
   const operation = () => {
     recorder.attempts += 1;
@@ -263,9 +286,10 @@ function runThrottled(
     remaining -= 1;
     const started = sim.now;
     recorder.started += 1;
-    startRetry(
+    runOnSimulation(
+      client,
       operation,
-      options,
+      sim,
       () => {
         recorder.succeeded += 1;
         recorder.completionTotal += sim.now - started;

@@ -276,9 +276,9 @@ export interface DeadLetter<M> {
 }
 
 /** Removes a listener. */
-export interface Disposable {
-  dispose(): void;
-}
+export type { Disposable } from "../core/events.js";
+
+import type { Disposable } from "../core/events.js";
 
 /** A running supervisor: send messages through it, watch its events, stop it. */
 export interface Supervisor<M, R> {

@@ -1,0 +1,100 @@
+/**
+ * The breaker step: each run of what is inside it passes the circuit breaker, which hears of its outcome
+ * exactly once: a success, a failure (`handles` decides which count), or nothing at all when the caller
+ * aborted it or another hedge won (a probe's place is given back). Outside a retry step it counts calls;
+ * inside, attempts.
+ */
+import { OptionError } from "../core/errors.js";
+import { Eventual, invoke } from "../core/invoke.js";
+import { knownKeys, optionalFunction } from "../core/validate.js";
+import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
+import type { Next, Step } from "../pipeline/step.js";
+import type { CircuitBreaker } from "./circuit-breaker.js";
+
+/** `steps.breaker`'s options beside the breaker. */
+export interface BreakerStepOptions<R = unknown> {
+  /**
+   * Which values count as failures of the service (an HTTP 503 answered as a value, say). Default: none.
+   * The short form passes its `retryOnResult`.
+   */
+  handlesResult?: (value: R) => boolean;
+}
+
+export class BreakerStep implements Step {
+  readonly breaker: CircuitBreaker;
+  readonly #handlesResult: ((value: unknown) => boolean) | undefined;
+
+  constructor(breaker: CircuitBreaker, options?: BreakerStepOptions) {
+    this.breaker = breaker;
+    this.#handlesResult = options?.handlesResult;
+  }
+
+  execute<T>(next: Next<T>, context: ExecutionContext): T | PromiseLike<T> {
+    const scope = toRootScope(context);
+    if (scope.aborted) throw scope.reason;
+    const breaker = this.breaker;
+    // Refused: BrokenCircuitError, thrown before anything runs.
+    breaker.acquire();
+    const out = new Eventual<T>();
+    let done = false;
+    const unwatch = scope.onAbort(() => {
+      if (done) return;
+      done = true;
+      // A timeout outside ran out on this call: the service was too slow, which counts (if `handles`
+      // says so). The caller's abort and a lost hedge say nothing of the service.
+      if (scope.abortKind === "timeout") breaker.settle(scope.reason, true);
+      else breaker.release();
+      out.reject(scope.reason);
+    });
+    invoke(
+      () => next(scope),
+      (value) => {
+        if (done) return;
+        done = true;
+        unwatch();
+        let failed = false;
+        try {
+          failed = this.#handlesResult?.(value) === true;
+        } catch {
+          // A predicate that throws says nothing of the service.
+        }
+        if (failed) breaker.failure();
+        else breaker.success();
+        out.resolve(value);
+      },
+      (error) => {
+        if (done) return;
+        done = true;
+        unwatch();
+        breaker.settle(error, true);
+        out.reject(error);
+      },
+    );
+    return out;
+  }
+}
+
+/**
+ * A breaker step over `breaker` (from `circuitBreaker()`), which many pipelines may share. It keeps its
+ * own clock, if it was built with one.
+ *
+ * @example
+ * const breaker = circuitBreaker({ consecutiveFailures: 5 });
+ * const perAttempt = pipeline(steps.retry({ maxRetries: 3 }), steps.breaker(breaker));
+ */
+export function breakerStep<R = unknown>(
+  breaker: CircuitBreaker,
+  options?: BreakerStepOptions<R>,
+): BreakerStep {
+  if (
+    breaker === null ||
+    typeof breaker !== "object" ||
+    typeof (breaker as Partial<CircuitBreaker>).acquire !== "function" ||
+    typeof (breaker as Partial<CircuitBreaker>).settle !== "function"
+  ) {
+    throw new OptionError("steps.breaker: breaker", breaker, "a circuit breaker (from circuitBreaker())");
+  }
+  knownKeys("steps.breaker", options, ["handlesResult"]);
+  optionalFunction("steps.breaker: handlesResult", options?.handlesResult);
+  return new BreakerStep(breaker, options as BreakerStepOptions);
+}

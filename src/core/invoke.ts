@@ -1,0 +1,135 @@
+/**
+ * Calling code that may answer with a value, a throw, a promise or any thenable, and hearing of its
+ * outcome through callbacks. Nothing here waits for a microtask, so a thenable that settles synchronously
+ * (the simulator's) is heard of synchronously too.
+ */
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as PromiseLike<unknown>).then === "function"
+  );
+}
+
+/**
+ * A minimal thenable that settles once and calls its listeners synchronously as it settles (or at once,
+ * when it has settled already). The pipeline's steps answer with it, so that a chain of steps over an
+ * operation that settles synchronously settles synchronously as a whole. `then` gives a real promise for
+ * code that chains on it; `await` works on it like on any thenable.
+ */
+export class Eventual<T> implements PromiseLike<T> {
+  /** 0 pending, 1 fulfilled, 2 rejected. */
+  #state: 0 | 1 | 2 = 0;
+  #value: unknown;
+  // The first listener in fields (the usual case: one), any more in a list.
+  #onValue: ((value: T) => void) | undefined;
+  #onError: ((error: unknown) => void) | undefined;
+  #more: [(value: T) => void, (error: unknown) => void][] | undefined;
+
+  /** Settles with `value` (ignored once settled). */
+  resolve(value: T): void {
+    this.#settle(1, value);
+  }
+
+  /** Settles with `error` (ignored once settled). */
+  reject(error: unknown): void {
+    this.#settle(2, error);
+  }
+
+  #settle(state: 1 | 2, value: unknown): void {
+    if (this.#state !== 0) return;
+    this.#state = state;
+    this.#value = value;
+    const onValue = this.#onValue;
+    const onError = this.#onError;
+    const more = this.#more;
+    this.#onValue = undefined;
+    this.#onError = undefined;
+    this.#more = undefined;
+    if (onValue === undefined) return;
+    if (state === 1) onValue(value as T);
+    else (onError as (error: unknown) => void)(value);
+    if (more === undefined) return;
+    for (const [next, fail] of more) {
+      if (state === 1) next(value as T);
+      else fail(value);
+    }
+  }
+
+  /** Calls exactly one of the two when this settles (at once if it has). */
+  listen(onValue: (value: T) => void, onError: (error: unknown) => void): void {
+    if (this.#state === 1) onValue(this.#value as T);
+    else if (this.#state === 2) onError(this.#value);
+    else if (this.#onValue === undefined) {
+      this.#onValue = onValue;
+      this.#onError = onError;
+    } else {
+      this.#more ??= [];
+      this.#more.push([onValue, onError]);
+    }
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: an Eventual is a thenable by design, so that `await` and promise code take it
+  then<A = T, B = never>(
+    onfulfilled?: ((value: T) => A | PromiseLike<A>) | null,
+    onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    return new Promise<T>((resolve, reject) => this.listen(resolve, reject)).then(onfulfilled, onrejected);
+  }
+}
+
+/**
+ * Calls `run` and reports its outcome through exactly one of `onValue` or `onError`: a synchronous value
+ * or throw at once, a thenable's when it settles (a thenable whose `then` throws reports that error).
+ */
+export function invoke<T>(
+  run: () => T | PromiseLike<T>,
+  onValue: (value: T) => void,
+  onError: (error: unknown) => void,
+): void {
+  let result: T | PromiseLike<T>;
+  try {
+    result = run();
+  } catch (error) {
+    onError(error);
+    return;
+  }
+  settleWith(result, onValue, onError);
+}
+
+/** Reports the outcome of `result` (a value or a thenable) through exactly one of the two callbacks. */
+export function settleWith<T>(
+  result: T | PromiseLike<T>,
+  onValue: (value: T) => void,
+  onError: (error: unknown) => void,
+): void {
+  if (result instanceof Eventual) {
+    (result as Eventual<T>).listen(onValue, onError);
+    return;
+  }
+  if (!isThenable(result)) {
+    onValue(result as T);
+    return;
+  }
+  let called = false;
+  try {
+    (result as PromiseLike<T>).then(
+      (value) => {
+        if (called) return;
+        called = true;
+        onValue(value);
+      },
+      (error) => {
+        if (called) return;
+        called = true;
+        onError(error);
+      },
+    );
+  } catch (error) {
+    if (!called) {
+      called = true;
+      onError(error);
+    }
+  }
+}

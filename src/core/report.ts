@@ -1,0 +1,45 @@
+/**
+ * Why a call ended, filed beside its error (never on it): the caller's error object comes out unchanged.
+ */
+
+/** Why a retry step stopped retrying. */
+export type GiveUpReason =
+  | "retries"
+  | "elapsed"
+  | "not-retryable"
+  | "permanent"
+  | "budget"
+  | "aborted"
+  | "breaker";
+
+/** What `retryReport` tells about an error a call ended with. */
+export interface RetryReport {
+  /**
+   * Why the call stopped retrying: `retries` (maxRetries reached), `elapsed` (maxDelay reached),
+   * `not-retryable`, `permanent` (a `PermanentError`), `budget` (refused by the retry budget), `breaker`
+   * (refused by an open circuit).
+   */
+  readonly reason: GiveUpReason;
+  /** How many attempts the call made. */
+  readonly attempts: number;
+  /** Milliseconds from the first attempt to the decision to stop. */
+  readonly elapsed: number;
+}
+
+const reports = new WeakMap<object, RetryReport>();
+
+/** Files what ended a call beside its error. */
+export function report(error: unknown, what: RetryReport): void {
+  if (typeof error === "object" && error !== null) reports.set(error, what);
+}
+
+/**
+ * Tells why a call of `retry` (or a retry step) ended with `error`, without touching the error itself.
+ * Undefined for errors robustly did not end a call with (and for non-object errors).
+ *
+ * @example
+ * try { await retry(op, { maxRetries: 2 }); } catch (error) { retryReport(error); // { reason: "retries", attempts: 3, elapsed: 3012 } }
+ */
+export function retryReport(error: unknown): RetryReport | undefined {
+  return typeof error === "object" && error !== null ? reports.get(error) : undefined;
+}

@@ -1,0 +1,239 @@
+/**
+ * The one execution context every step and the operation see, and how a step makes a narrower one for
+ * what runs inside it (an attempt, a timed part, a hedge).
+ */
+import { watchAbort } from "../core/abort.js";
+import { type Clock, systemClock } from "../core/clock.js";
+import { type Random, systemRandom } from "../core/random.js";
+
+/** What every step, and the operation itself, receives. All times are in milliseconds. */
+export interface ExecutionContext {
+  /**
+   * Aborts when what runs here is no longer wanted: the caller aborted (reason: theirs), a timeout step
+   * ran out (reason: a `TimeoutError`), or another hedge won (reason: a `HedgeLostError`).
+   */
+  readonly signal: AbortSignal;
+  /** 1 for the first attempt, 2 for the first retry, … (as counted by the nearest retry step outside). */
+  readonly attempt: number;
+  /** Retries so far (attempt − 1). */
+  readonly retries: number;
+  /** Milliseconds since the nearest retry step outside made its first attempt. */
+  readonly elapsed: number;
+  /** The time limit of the nearest timeout step outside, in ms; Infinity when there is none. */
+  readonly timeout: number;
+  /** Within a hedge step: 1 for the first attempt, 2 for the first hedge, …; 1 outside any. */
+  readonly hedge: number;
+  /** The clock every step of this execution reads and sleeps on. */
+  readonly clock: Clock;
+  /** The randomness every step of this execution draws from. */
+  readonly random: Random;
+}
+
+/**
+ * Why a context was aborted, which guards need to know: a breaker counts a timeout against the service,
+ * but not the caller's abort nor a hedge that lost the race.
+ */
+export type AbortKind = "caller" | "timeout" | "lost";
+
+/**
+ * A budget's mark on the context of one attempt: set by the step that made the attempt; a step inside
+ * that uses the same budget sets `inner`, and then it reports the attempts' outcomes, not the outer one.
+ */
+export interface BudgetClaim {
+  readonly budget: object;
+  inner: boolean;
+}
+
+/** The parts of a context a step may change for what runs inside it. */
+export interface ScopeFields {
+  attempt?: number;
+  retries?: number;
+  elapsed?: number;
+  timeout?: number;
+  hedge?: number;
+  claim?: BudgetClaim;
+}
+
+/**
+ * The context as the pipeline keeps it. A scope is a node in a tree: a child aborts with its parent, and
+ * may be aborted alone. The signal's `AbortController` is made only if someone reads `signal`, so that
+ * steps and operations that never look at it cost nothing for it.
+ */
+export class Scope implements ExecutionContext {
+  readonly attempt: number;
+  readonly retries: number;
+  readonly elapsed: number;
+  readonly timeout: number;
+  readonly hedge: number;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly parent: Scope | undefined;
+  /** A budget's mark (see `BudgetClaim`); not inherited. */
+  readonly claim: BudgetClaim | undefined;
+  /** False for a scope nothing can abort (a root without a caller's signal, and its plain children). */
+  canAbort: boolean;
+  #controller: AbortController | undefined;
+  #aborted = false;
+  #reason: unknown;
+  #kind: AbortKind | undefined;
+  #hooks: Set<() => void> | undefined;
+  /** Removes this scope's hook from its parent. */
+  #detach: (() => void) | undefined;
+
+  constructor(clock: Clock, random: Random, parent?: Scope, fields?: ScopeFields, canAbort = false) {
+    this.clock = clock;
+    this.random = random;
+    this.parent = parent;
+    if (parent === undefined) {
+      this.attempt = 1;
+      this.retries = 0;
+      this.elapsed = 0;
+      this.timeout = Number.POSITIVE_INFINITY;
+      this.hedge = 1;
+    } else if (fields === undefined) {
+      this.attempt = parent.attempt;
+      this.retries = parent.retries;
+      this.elapsed = parent.elapsed;
+      this.timeout = parent.timeout;
+      this.hedge = parent.hedge;
+    } else {
+      this.attempt = fields.attempt ?? parent.attempt;
+      this.retries = fields.retries ?? parent.retries;
+      this.elapsed = fields.elapsed ?? parent.elapsed;
+      this.timeout = fields.timeout ?? parent.timeout;
+      this.hedge = fields.hedge ?? parent.hedge;
+    }
+    this.claim = fields?.claim;
+    this.canAbort = canAbort;
+    if (parent?.canAbort) {
+      this.canAbort = true;
+      if (parent.#aborted) {
+        this.#aborted = true;
+        this.#reason = parent.#reason;
+        this.#kind = parent.#kind;
+      } else {
+        this.#detach = parent.onAbort(() => this.abort(parent.#reason, parent.#kind as AbortKind));
+      }
+    }
+  }
+
+  /** A scope for what runs inside: it aborts with this one; `abortable` when the step may abort it alone. */
+  child(fields?: ScopeFields, abortable = false): Scope {
+    return new Scope(this.clock, this.random, this, fields, abortable);
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  /** The abort's reason (undefined while not aborted). */
+  get reason(): unknown {
+    return this.#reason;
+  }
+
+  /** Why it was aborted (undefined while not aborted). */
+  get abortKind(): AbortKind | undefined {
+    return this.#kind;
+  }
+
+  /** Calls `hook` once when this scope aborts, unless the returned function is called first. */
+  onAbort(hook: () => void): () => void {
+    if (!this.canAbort) return noop;
+    this.#hooks ??= new Set();
+    const hooks = this.#hooks;
+    hooks.add(hook);
+    return () => {
+      hooks.delete(hook);
+    };
+  }
+
+  /** Aborts this scope and everything inside it (once; later calls do nothing). */
+  abort(reason: unknown, kind: AbortKind): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#kind = kind;
+    this.#detach?.();
+    this.#detach = undefined;
+    this.#controller?.abort(reason);
+    const hooks = this.#hooks;
+    this.#hooks = undefined;
+    if (hooks !== undefined) for (const hook of [...hooks]) hook();
+  }
+
+  /** Ends this scope's tie to its parent (when what ran in it has settled); it keeps its own state. */
+  release(): void {
+    this.#detach?.();
+    this.#detach = undefined;
+  }
+
+  /** For a root: stops watching the caller's signal (nothing to do for a scope without one). */
+  close(): void {}
+
+  /** The nearest mark of `budget` on this scope or outside it. */
+  findClaim(budget: object): BudgetClaim | undefined {
+    for (let scope: Scope | undefined = this; scope !== undefined; scope = scope.parent) {
+      if (scope.claim?.budget === budget) return scope.claim;
+    }
+    return undefined;
+  }
+}
+
+function noop(): void {}
+
+/**
+ * The scope an execution starts from: it aborts (kind "caller") when the caller's signal does. Many
+ * executions that share one signal add one listener to it between them (see `watchAbort`); `close()`
+ * removes this one's when the execution has settled.
+ */
+export class RootScope extends Scope {
+  #unwatch: (() => void) | undefined;
+
+  constructor(clock: Clock, random: Random, signal?: AbortSignal) {
+    super(clock, random, undefined, undefined, signal !== undefined);
+    if (signal === undefined) return;
+    if (signal.aborted) this.abort(signal.reason, "caller");
+    else this.#unwatch = watchAbort(signal, () => this.abort(signal.reason, "caller"));
+  }
+
+  /** Stops watching the caller's signal. */
+  override close(): void {
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+  }
+}
+
+/**
+ * The scope to go on with when a step passes `next` a context: the one it was given, or, for a plain
+ * object a user-written step made (say `{ ...context, attempt: 2 }`), a child of `fallback` carrying its
+ * numbers. A plain object's own `signal` is not followed: abort through the context you were given.
+ */
+export function toScope(context: unknown, fallback: Scope): Scope {
+  if (context instanceof Scope) return context;
+  if (context === null || typeof context !== "object") return fallback;
+  const c = context as Partial<ExecutionContext>;
+  const num = (v: unknown) => (typeof v === "number" && !Number.isNaN(v) ? v : undefined);
+  return fallback.child({
+    attempt: num(c.attempt),
+    retries: num(c.retries),
+    elapsed: num(c.elapsed),
+    timeout: num(c.timeout),
+  });
+}
+
+/**
+ * The scope of a context a step was given: itself, or, when a step is called outside a pipeline with a
+ * plain object, a new root scope on that object's clock and randomness (or the system's).
+ */
+export function toRootScope(context: ExecutionContext | undefined): Scope {
+  if (context instanceof Scope) return context;
+  return new Scope(context?.clock ?? systemClock, context?.random ?? systemRandom);
+}

@@ -1,0 +1,188 @@
+/**
+ * `pipeline(...steps)`: the one way robustly runs an operation. Steps are listed outermost first; each
+ * runs the rest through `next`, the last one the operation. A pipeline is itself a step.
+ */
+import { type Clock, systemClock } from "../core/clock.js";
+import { OptionError, PermanentError } from "../core/errors.js";
+import { Eventual, settleWith } from "../core/invoke.js";
+import { type Random, systemRandom } from "../core/random.js";
+import { knownKeys } from "../core/validate.js";
+import { type ExecutionContext, RootScope, Scope, toScope } from "./context.js";
+import { FINAL_AT_EDGE, isStep, type Next, type Step } from "./step.js";
+
+/** What `Pipeline.execute` takes beside the operation. */
+export interface ExecuteOptions {
+  /** The caller's signal: aborting it stops every step at once, and the call rejects with its reason. */
+  signal?: AbortSignal;
+  /** The clock every step of this execution reads and sleeps on (a stateful guard built with its own keeps it). Default: the system clock. */
+  clock?: Clock;
+  /** The randomness every step of this execution draws from. Default `Math.random`. */
+  random?: Random;
+}
+
+/** The operation a pipeline runs: it receives the execution context of its attempt. */
+export type Operation<T> = (context: ExecutionContext) => T | PromiseLike<T>;
+
+function unwrap(error: unknown): unknown {
+  return error instanceof PermanentError && error.cause !== undefined ? error.cause : error;
+}
+
+export class Pipeline implements Step {
+  /** The steps, outermost first. */
+  readonly steps: readonly Step[];
+  readonly #finalAtEdge: boolean;
+
+  constructor(steps: readonly Step[]) {
+    steps.forEach((step, i) => {
+      if (!isStep(step)) {
+        throw new OptionError(
+          `pipeline: steps[${i}]`,
+          step,
+          "a step (an object with execute(next, context)), e.g. steps.retry({ maxRetries: 3 })",
+        );
+      }
+    });
+    this.steps = Object.freeze([...steps]);
+    const first = this.steps[0] as (Step & { [FINAL_AT_EDGE]?: boolean }) | undefined;
+    this.#finalAtEdge = first?.[FINAL_AT_EDGE] === true;
+  }
+
+  /**
+   * Runs `operation` through the steps and resolves with its value, or rejects with the error the
+   * outermost step ended with (the cause of a `PermanentError`, unwrapped). Called by an outer pipeline
+   * with a context, it runs as a step.
+   *
+   * @example
+   * const value = await p.execute(({ signal }) => fetch(url, { signal }), { signal: request.signal });
+   */
+  execute<T>(operation: Operation<T>, options?: ExecuteOptions): Promise<T>;
+  execute<T>(next: Next<T>, context: ExecutionContext): T | PromiseLike<T>;
+  execute<T>(
+    operation: Operation<T>,
+    options?: ExecuteOptions | ExecutionContext,
+  ): Promise<T> | T | PromiseLike<T> {
+    if (options instanceof Scope) return this.#run(0, options, operation);
+    return this.#edge(operation, options as ExecuteOptions | undefined);
+  }
+
+  /** Runs step `index` (or, past the last, the operation) in `scope`. */
+  #run<T>(index: number, scope: Scope, last: Next<T>): T | PromiseLike<T> {
+    const steps = this.steps;
+    if (index === steps.length) return last(scope);
+    // The innermost step calls the operation itself.
+    const next: Next<T> =
+      index + 1 === steps.length ? last : (context) => this.#run(index + 1, toScope(context, scope), last);
+    return (steps[index] as Step).execute<T>(next, scope);
+  }
+
+  /** Runs the steps over `operation` in `scope` (an execution's root). */
+  run<T>(operation: Next<T>, scope: Scope): T | PromiseLike<T> {
+    return this.#run(0, scope, operation);
+  }
+
+  #edge<T>(operation: Operation<T>, options: ExecuteOptions | undefined): Promise<T> {
+    let scope: Scope;
+    try {
+      if (typeof operation !== "function") throw new OptionError("operation", operation, "a function");
+      const { signal, clock, random } = checkExecuteOptions(options);
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      scope =
+        signal === undefined
+          ? new Scope(clock ?? systemClock, random ?? systemRandom)
+          : new RootScope(clock ?? systemClock, random ?? systemRandom, signal);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return runAtEdge(scope, this, operation, this.#finalAtEdge);
+  }
+}
+
+/**
+ * Runs `pipeline` over `operation` in `scope` and turns its answer into the caller's promise: a `PermanentError` unwrapped,
+ * the caller's abort rejecting at once (whatever a step does), and the signal's listener removed when it
+ * settles.
+ */
+export function runAtEdge<T>(
+  scope: Scope,
+  pipeline: Pipeline,
+  operation: Next<T>,
+  finalAtEdge: boolean,
+): Promise<T> {
+  let result: T | PromiseLike<T>;
+  try {
+    result = pipeline.run(operation, scope);
+  } catch (error) {
+    scope.close();
+    return Promise.reject(unwrap(error));
+  }
+  if (!scope.canAbort) {
+    if (finalAtEdge && result instanceof Promise) return result;
+    if (result instanceof Eventual || !(result instanceof Promise)) {
+      return new Promise<T>((resolve, reject) =>
+        settleWith(result, resolve, (error) => reject(unwrap(error))),
+      );
+    }
+    return result.then(undefined, (error: unknown) => {
+      throw unwrap(error);
+    });
+  }
+  return new Promise<T>((resolve, reject) => {
+    let done = false;
+    const unhook = scope.onAbort(() => {
+      if (done) return;
+      done = true;
+      scope.close();
+      reject(scope.reason);
+    });
+    if (scope.aborted) {
+      done = true;
+      scope.close();
+      reject(scope.reason);
+      return;
+    }
+    settleWith(
+      result,
+      (value) => {
+        if (done) return;
+        done = true;
+        unhook();
+        scope.close();
+        resolve(value);
+      },
+      (error) => {
+        if (done) return;
+        done = true;
+        unhook();
+        scope.close();
+        reject(unwrap(error));
+      },
+    );
+  });
+}
+
+function checkExecuteOptions(options: ExecuteOptions | undefined): ExecuteOptions {
+  if (options === undefined) return {};
+  knownKeys("execute", options, ["signal", "clock", "random"]);
+  const { signal, clock, random } = options;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new OptionError("execute: signal", signal, "an AbortSignal");
+  }
+  if (clock !== undefined && (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function")) {
+    throw new OptionError("execute: clock", clock, "a Clock with now() and setTimer(ms, callback) methods");
+  }
+  if (random !== undefined && typeof random !== "function") {
+    throw new OptionError("execute: random", random, "a function returning a number in [0, 1)");
+  }
+  return options;
+}
+
+/**
+ * A pipeline of steps, outermost first.
+ *
+ * @example
+ * const p = pipeline(steps.timeout(10_000), steps.retry({ maxRetries: 5 }), steps.breaker(breaker), steps.timeout(2000));
+ * const body = await p.execute(async ({ signal }) => (await fetch(url, { signal })).text());
+ */
+export function pipeline(...steps: Step[]): Pipeline {
+  return new Pipeline(steps);
+}

@@ -1,0 +1,192 @@
+/**
+ * The retry step: runs the rest of the pipeline again while a policy allows, sleeping the backoff between
+ * attempts. `retry(op, options)` is this step at the head of a pipeline built from the options.
+ */
+import type { Clock } from "../core/clock.js";
+import { RetryableResultError } from "../core/errors.js";
+import { type Disposable, Events, safeCall } from "../core/events.js";
+import { isThenable } from "../core/invoke.js";
+import type { GiveUpReason } from "../core/report.js";
+import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
+import { FINAL_AT_EDGE, type Next, type Step } from "../pipeline/step.js";
+import {
+  type ResolvedRetry,
+  type RetryEvent,
+  type RetryStepOptions,
+  resolveRetry,
+} from "../policy/options.js";
+import { RetryCall } from "./call.js";
+
+/** What the `giveUp` event and `onGiveUp` receive when a retry step stops retrying. */
+export interface GiveUpEvent {
+  /** Why it stopped: `retries` or `elapsed` (a limit), `not-retryable`, `permanent`, `budget`, `aborted`, `breaker`. */
+  readonly reason: GiveUpReason;
+  /** The outcome it ends with: the last error, or the last value `retryOnResult` asked to retry. */
+  readonly outcome: unknown;
+  /** True when the outcome is a value (`retryOnResult` kept asking for retries), false for an error. */
+  readonly isValue: boolean;
+  /** Attempts made. */
+  readonly attempts: number;
+  /** Milliseconds from the first attempt to the decision. */
+  readonly elapsed: number;
+}
+
+/** What the `success` event receives. */
+export interface SuccessEvent<T = unknown> {
+  readonly value: T;
+  /** The attempt that succeeded, 1-based. */
+  readonly attempt: number;
+  /** Milliseconds from the first attempt. */
+  readonly elapsed: number;
+}
+
+/** What the `error` event receives after every failed attempt. */
+export interface AttemptErrorEvent {
+  readonly error: unknown;
+  /** Retries so far (the failed attempt's number − 1). */
+  readonly retries: number;
+}
+
+/** The retry step's events. */
+export interface RetryEvents<T = unknown> extends Record<string, unknown> {
+  /** Before each backoff sleep. */
+  retry: RetryEvent;
+  /** When it stops retrying, for whatever reason (never on success). */
+  giveUp: GiveUpEvent;
+  /** When an attempt succeeds (and `retryOnResult` accepts its value). */
+  success: SuccessEvent<T>;
+  /** After every failed attempt, the last one too. */
+  error: AttemptErrorEvent;
+}
+
+export class RetryStep<T = unknown> implements Step {
+  readonly [FINAL_AT_EDGE] = true;
+  readonly resolved: ResolvedRetry<T>;
+  readonly #events: Events<RetryEvents<T>>;
+
+  constructor(resolved: ResolvedRetry<T>) {
+    this.resolved = resolved;
+    this.#events = new Events<RetryEvents<T>>(resolved.onCallbackError);
+  }
+
+  /** Listens to `retry`, `giveUp`, `success` or `error` until the handle is disposed. */
+  on<K extends keyof RetryEvents<T>>(
+    event: K,
+    listener: (payload: RetryEvents<T>[K]) => unknown,
+  ): Disposable {
+    return this.#events.on(event, listener);
+  }
+
+  execute<R>(next: Next<R>, context: ExecutionContext): R | PromiseLike<R> {
+    const step = this as unknown as RetryStep<R>;
+    const scope = toRootScope(context);
+    const start = scope.clock.now();
+    if (
+      scope.canAbort ||
+      this.resolved.budget !== undefined ||
+      scope.attempt !== 1 ||
+      scope.retries !== 0 ||
+      scope.elapsed !== 0
+    ) {
+      const call = new RetryCall(step, next, scope, start);
+      call.begin();
+      return call.out;
+    }
+    // Nothing can abort this call and no budget counts it: the first attempt runs here, in the scope it was
+    // given, so that a call that succeeds at once (almost every call) costs one `then` on its promise.
+    const resume = (error: unknown): PromiseLike<R> => {
+      const call = new RetryCall(step, next, scope, start);
+      call.resume(error);
+      return call.out;
+    };
+    const settle = (value: R): R | PromiseLike<R> => {
+      let error: unknown;
+      try {
+        if (step.accepted(value, 1, scope.clock, start)) return value;
+        error = new RetryableResultError(value);
+      } catch (thrown) {
+        // retryOnResult threw: that is this attempt's error, as in the loop.
+        error = thrown;
+      }
+      return resume(error);
+    };
+    let result: R | PromiseLike<R>;
+    try {
+      result = next(scope);
+    } catch (error) {
+      return resume(error);
+    }
+    if (result instanceof Promise) return result.then(settle, resume);
+    if (!isThenable(result)) return settle(result);
+    // A thenable of another kind (one that settles synchronously, say): through the loop, which does not
+    // wait for a microtask.
+    const call = new RetryCall(step, next, scope, start);
+    call.adopt(scope, result);
+    return call.out;
+  }
+
+  /** True when `value` ends the call (retryOnResult does not ask for another attempt); tells whoever listens. */
+  accepted(value: T, attempt: number, clock: Clock, start: number): boolean {
+    const options = this.resolved;
+    if (options.retryOnResult?.(value)) return false;
+    // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
+    for (const backoff of options.successHooks) backoff.succeeded?.();
+    const onSuccess = options.onSuccess;
+    if (onSuccess !== undefined) safeCall(options.onCallbackError, "onSuccess", () => onSuccess(value));
+    if (this.#events.has("success")) {
+      this.#events.emit("success", { value, attempt, elapsed: clock.now() - start });
+    }
+    return true;
+  }
+
+  /** After every failed attempt: `onError` and the `error` event. */
+  failedAttempt(error: unknown, retries: number): void {
+    const onError = this.resolved.onError;
+    if (onError !== undefined)
+      safeCall(this.resolved.onCallbackError, "onError", () => onError(error, retries));
+    if (this.#events.has("error")) this.#events.emit("error", { error, retries });
+  }
+
+  /** Before a backoff sleep: `onRetry` and the `retry` event. */
+  retrying(
+    error: unknown,
+    retries: number,
+    delay: number,
+    attempt: number,
+    elapsed: number,
+    policy: number,
+  ): void {
+    const onRetry = this.resolved.onRetry;
+    if (onRetry === undefined && !this.#events.has("retry")) return;
+    const last = this.resolved.policies.length - 1;
+    const event: RetryEvent = {
+      error,
+      retries,
+      delay,
+      attempt,
+      elapsed,
+      rule: policy === last ? -1 : policy,
+    };
+    if (onRetry !== undefined) safeCall(this.resolved.onCallbackError, "onRetry", () => onRetry(event));
+    this.#events.emit("retry", event);
+  }
+
+  /** When the call stops retrying: `onGiveUp` and the `giveUp` event. */
+  gaveUp(outcome: unknown, reason: GiveUpReason, attempts: number, elapsed: number, isValue: boolean): void {
+    const onGiveUp = this.resolved.onGiveUp;
+    if (onGiveUp === undefined && !this.#events.has("giveUp")) return;
+    const event: GiveUpEvent = { reason, outcome, isValue, attempts, elapsed };
+    if (onGiveUp !== undefined) safeCall(this.resolved.onCallbackError, "onGiveUp", () => onGiveUp(event));
+    this.#events.emit("giveUp", event);
+  }
+}
+
+/**
+ * A retry step: runs the steps inside it (and the operation) again while its policy allows.
+ *
+ * @example
+ * const p = pipeline(steps.retry({ maxRetries: 5, retryOn: "ECONNRESET" }), steps.timeout(2000));
+ */
+export function retryStep<T = unknown>(options?: RetryStepOptions<T>): RetryStep<T> {
+  return new RetryStep(resolveRetry(options));
+}

@@ -1,0 +1,111 @@
+/**
+ * The timeout step: what runs inside it gets `ms` milliseconds. When they run out, its context aborts
+ * with a `TimeoutError` and the step fails with that error at once, whether or not what ran inside has
+ * stopped (a late answer is dropped). Outside a retry step it limits the whole call; inside, each attempt.
+ */
+import { OptionError, TimeoutError, withoutStack } from "../core/errors.js";
+import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
+import { Eventual, invoke } from "../core/invoke.js";
+import { knownKeys, limit, optionalFunction } from "../core/validate.js";
+import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
+import type { Next, Step } from "../pipeline/step.js";
+
+/** `steps.timeout`'s options. */
+export interface TimeoutStepOptions {
+  /** The time limit in ms; negative or Infinity = none. Required. */
+  ms: number;
+  /** Called when the limit runs out; the `timeout` event's short form. */
+  onTimeout?: (event: TimeoutEvent) => void;
+  /** Receives what `onTimeout` or a listener threw (or rejected with). Default: one warning line. */
+  onCallbackError?: CallbackErrorHandler;
+}
+
+/** What the `timeout` event receives. */
+export interface TimeoutEvent {
+  /** The limit that ran out, ms. */
+  readonly timeout: number;
+  /** The attempt it cut short (as counted by the nearest retry step outside). */
+  readonly attempt: number;
+}
+
+export interface TimeoutEvents extends Record<string, unknown> {
+  timeout: TimeoutEvent;
+}
+
+export class TimeoutStep implements Step {
+  /** The limit in ms, Infinity for none. */
+  readonly ms: number;
+  readonly #events: Events<TimeoutEvents>;
+
+  constructor(options: TimeoutStepOptions) {
+    knownKeys("steps.timeout", options, ["ms", "onTimeout", "onCallbackError"]);
+    this.ms = limit("steps.timeout: ms", options.ms, false);
+    optionalFunction("steps.timeout: onTimeout", options.onTimeout);
+    optionalFunction("steps.timeout: onCallbackError", options.onCallbackError);
+    this.#events = new Events<TimeoutEvents>(options.onCallbackError ?? warnOnce);
+    if (options.onTimeout !== undefined) this.#events.on("timeout", options.onTimeout);
+  }
+
+  on<K extends keyof TimeoutEvents>(event: K, listener: (payload: TimeoutEvents[K]) => unknown): Disposable {
+    return this.#events.on(event, listener);
+  }
+
+  execute<T>(next: Next<T>, context: ExecutionContext): T | PromiseLike<T> {
+    const scope = toRootScope(context);
+    const ms = this.ms;
+    if (ms === Number.POSITIVE_INFINITY) return next(scope);
+    if (scope.aborted) throw scope.reason;
+    const inner = scope.child({ timeout: ms }, true);
+    const out = new Eventual<T>();
+    let done = false;
+    const finish = () => {
+      done = true;
+      cancel();
+      unwatch();
+      inner.release();
+    };
+    // Set before anything runs inside, so that on a shared clock the limit is queued before what it limits.
+    const cancel = scope.clock.setTimer(ms, () => {
+      if (done) return;
+      finish();
+      // Made in a timer callback, where a stack says nothing about the caller: none is captured.
+      const error = withoutStack(() => new TimeoutError(ms));
+      inner.abort(error, "timeout");
+      if (this.#events.has("timeout")) this.#events.emit("timeout", { timeout: ms, attempt: inner.attempt });
+      out.reject(error);
+    });
+    const unwatch = scope.onAbort(() => {
+      if (done) return;
+      finish();
+      out.reject(scope.reason);
+    });
+    invoke(
+      () => next(inner),
+      (value) => {
+        if (done) return;
+        finish();
+        out.resolve(value);
+      },
+      (error) => {
+        if (done) return;
+        finish();
+        out.reject(error);
+      },
+    );
+    return out;
+  }
+}
+
+/**
+ * A timeout step: `steps.timeout(2000)` or `steps.timeout({ ms: 2000, onTimeout })`.
+ *
+ * @example
+ * const p = pipeline(steps.timeout(10_000), steps.retry({ maxRetries: 5 }), steps.timeout(2000));
+ */
+export function timeoutStep(options: number | TimeoutStepOptions): TimeoutStep {
+  if (typeof options === "number") return new TimeoutStep({ ms: options });
+  if (options === null || typeof options !== "object") {
+    throw new OptionError("steps.timeout", options, "a number of ms or { ms, onTimeout }");
+  }
+  return new TimeoutStep(options);
+}
