@@ -1,6 +1,6 @@
 import { backoff, jitter, retry } from "robustly";
 import { describe, expect, it } from "vitest";
-import { drive, tick, VirtualClock } from "./support/drive.js";
+import { captureWarnings, drive, tick, VirtualClock } from "./support/drive.js";
 
 const steady = { backoff: backoff.constant({ base: 100 }), jitter: jitter.none() };
 
@@ -116,9 +116,7 @@ describe("callbacks", () => {
   });
 
   it("by default a callback's error becomes a process warning", async () => {
-    const warnings: Error[] = [];
-    const onWarning = (w: Error) => warnings.push(w);
-    process.on("warning", onWarning);
+    const captured = captureWarnings();
     try {
       const value = await retry(async () => "fine", {
         onSuccess: () => {
@@ -127,11 +125,14 @@ describe("callbacks", () => {
       });
       expect(value).toBe("fine");
       await tick();
-      expect(warnings).toHaveLength(1);
-      expect(warnings[0]?.name).toBe("RobustlyCallbackWarning");
-      expect(warnings[0]?.message).toBe("the onSuccess callback threw (robustly went on): logger down");
+      expect(captured.warnings).toEqual([
+        {
+          message: "the onSuccess callback threw (robustly went on): logger down",
+          type: "RobustlyCallbackWarning",
+        },
+      ]);
     } finally {
-      process.off("warning", onWarning);
+      captured.restore();
     }
   });
 

@@ -115,10 +115,6 @@ describe("a fleet of four processes on one redis-server", () => {
       callsAfterRejection: number;
     }[];
     expect(tripper?.openedAt).toBeTypeOf("number");
-    console.log(
-      "BREAKER",
-      others.map((o) => (o.firstRejectedAt as number) - (tripper?.openedAt as number)),
-    );
     for (const other of others) {
       // The others fail fast within a few exchanges (every 50 ms) of the opening; generous for a busy machine.
       expect(other.firstRejectedAt).toBeTypeOf("number");

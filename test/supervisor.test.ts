@@ -20,6 +20,7 @@ import {
   supervise,
   type WorkerFactory,
 } from "../src/supervisor/index.js";
+import { captureWarnings } from "./support/drive.js";
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
@@ -910,9 +911,7 @@ describe("events", () => {
   });
 
   it("dispose removes a listener; a listener that throws becomes a warning, and the supervisor goes on", async () => {
-    const warnings: string[] = [];
-    const onWarning = (w: Error) => warnings.push(w.message);
-    process.on("warning", onWarning);
+    const captured = captureWarnings();
     try {
       const { clock, s } = setup<number, number>({ worker: worker((n) => n) });
       const seen: number[] = [];
@@ -927,9 +926,11 @@ describe("events", () => {
       await s.stop();
       await clock.runAll();
       await new Promise((resolve) => setImmediate(resolve));
-      expect(warnings).toContain('a supervisor "ack" listener threw (the supervisor went on): bad listener');
+      expect(captured.warnings.map((w) => w.message)).toContain(
+        'a supervisor "ack" listener threw (the supervisor went on): bad listener',
+      );
     } finally {
-      process.off("warning", onWarning);
+      captured.restore();
     }
   });
 

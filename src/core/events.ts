@@ -16,14 +16,19 @@ export type CallbackErrorHandler = (error: unknown, callback: string) => void;
 /** The default handler: one warning line (`process.emitWarning` where there is one, else `console.error`). */
 export function warnOnce(error: unknown, callback: string): void {
   const what = callback.startsWith("on") ? `the ${callback} callback` : `a "${callback}" listener`;
-  const message = `${what} threw (robustly went on): ${error instanceof Error ? error.message : String(error)}`;
+  warn(`${what} threw (robustly went on): ${messageOf(error)}`, "RobustlyCallbackWarning");
+}
+
+/** One warning line of the given type, wherever robustly runs. */
+export function warn(message: string, type: string): void {
   const proc = (globalThis as { process?: { emitWarning?: (w: string, o: object) => void } }).process;
-  if (typeof proc?.emitWarning === "function") {
-    const detail = error instanceof Error && error.stack !== undefined ? error.stack : undefined;
-    proc.emitWarning(message, { type: "RobustlyCallbackWarning", detail });
-  } else {
-    console.error(`robustly: ${message}`);
-  }
+  if (typeof proc?.emitWarning === "function") proc.emitWarning(message, { type });
+  else console.error(`robustly: ${message}`);
+}
+
+/** What an error says, in one line. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -37,3 +37,21 @@ export function deferred<T>(): {
 export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export { VirtualClock };
+
+/**
+ * Collects the process warnings emitted until `restore()` without printing them (so a passing run stays
+ * quiet): each as its message and type.
+ */
+export function captureWarnings(): { warnings: { message: string; type?: string }[]; restore: () => void } {
+  const warnings: { message: string; type?: string }[] = [];
+  const original = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, options?: string | { type?: string }) => {
+    const message = typeof warning === "string" ? warning : warning.message;
+    const type = typeof options === "string" ? options : options?.type;
+    warnings.push(type === undefined ? { message } : { message, type });
+  }) as typeof process.emitWarning;
+  const restore = () => {
+    process.emitWarning = original;
+  };
+  return { warnings, restore };
+}
