@@ -40,10 +40,10 @@ const lines = [
     ratio.request();
     return ratio.tryRetry();
   }).toFixed(1)} ns`,
-  `token budget, failed() + tryRetry() + succeeded(): ${best(1_000_000, () => {
-    tokens.failed();
+  `token budget, failure() + tryRetry() + success(): ${best(1_000_000, () => {
+    tokens.failure();
     const granted = tokens.tryRetry();
-    tokens.succeeded();
+    tokens.success();
     return granted;
   }).toFixed(1)} ns`,
   `closed breaker (consecutive failures), acquire() + success(): ${best(1_000_000, () => {

@@ -2,7 +2,7 @@
  * What the shared budget's leases cost a process: the share of its retry requests refused only because
  * its lease ran out before the next exchange, while one budget of the same options, fed the same requests
  * and the retries the shared one granted, would still have allowed them. One process, default options
- * (ratio 0.2, 10 per second, ttl 10 s, syncEvery 100 ms), Poisson arrivals, 120 s of virtual time, a store
+ * (ratio 0.2, 10 per second, window 10 s, syncEvery 100 ms), Poisson arrivals, 120 s of virtual time, a store
  * answering after 0 or 10 ms. Deterministic (a seeded random and a virtual clock): `npm run bench` runs it
  * last, or `node --import tsx bench/lease.ts`.
  */

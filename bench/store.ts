@@ -69,11 +69,11 @@ const fmt = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : `${(n / 1e3
 for (const where of ["local", "memory", "redis"] as const) {
   const budget = lib.retryBudget({ ratio: 0.2, minPerSecond: 10, ...sharing(where, "b") });
   const breaker = lib.circuitBreaker({ failureRatio: 0.5, minimumThroughput: 20, ...sharing(where, "c") });
-  const pace = new lib.ResponsiveBackoff({ initial: 10, ...sharing(where, "r") });
+  const pace = new lib.ResponsiveBackoff({ base: 10, ...sharing(where, "r") });
   await Promise.all([budget.ready(), breaker.ready(), pace.ready()]);
   const budgetRate = await perSecond(1500, () => {
     budget.request();
-    budget.succeeded();
+    budget.success();
   });
   const breakerRate = await perSecond(1500, () => {
     breaker.acquire();

@@ -125,7 +125,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const wrappedResourceAccess = wrap(resourceAccess(random), {
     timeout: ATTEMPT_TIMEOUT,
     maxRetries: 5,
-    maxDelay: 60_000,
+    maxElapsed: 60_000,
     retryOn: [ValueError, TimeoutError],
     backoff: backoff.exponential({ base: 1_000, max: 32_000, multiplier: 2 }),
     jitter: jitter.full(),

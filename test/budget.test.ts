@@ -5,9 +5,9 @@ import { describe, expect, it } from "vitest";
 import { drive } from "./support/drive.js";
 
 describe("retryBudget, ratio and floor over a window", () => {
-  it("allows retries up to ratio × requests + minPerSecond × ttl, and counts each one", () => {
+  it("allows retries up to ratio × requests + minPerSecond × window, and counts each one", () => {
     const clock = new VirtualClock();
-    const budget = retryBudget({ ratio: 0.1, minPerSecond: 1, ttl: 10_000, clock });
+    const budget = retryBudget({ ratio: 0.1, minPerSecond: 1, window: 10_000, clock });
     for (let i = 0; i < 100; i++) budget.request();
     // 0.1 × 100 + 1 × 10 = 20 retries in the window.
     const granted = Array.from({ length: 25 }, () => budget.tryRetry()).filter(Boolean).length;
@@ -16,7 +16,7 @@ describe("retryBudget, ratio and floor over a window", () => {
 
   it("forgets requests and retries that leave the window", async () => {
     const clock = new VirtualClock();
-    const budget = retryBudget({ ratio: 0, minPerSecond: 1, ttl: 1000, clock });
+    const budget = retryBudget({ ratio: 0, minPerSecond: 1, window: 1000, clock });
     expect(budget.tryRetry()).toBe(true);
     expect(budget.tryRetry()).toBe(false);
     await clock.advance(1000);
@@ -33,7 +33,7 @@ describe("retryBudget, ratio and floor over a window", () => {
         fc.integer({ min: 0, max: 5 }),
         (steps, ratio, minPerSecond) => {
           const clock = new VirtualClock();
-          const budget = retryBudget({ ratio, minPerSecond, ttl: 10_000, clock });
+          const budget = retryBudget({ ratio, minPerSecond, window: 10_000, clock });
           let requests = 0;
           let granted = 0;
           for (const [n, asks] of steps) {
@@ -53,15 +53,15 @@ describe("retryBudget, tokens", () => {
   it("starts full; each failure costs 1, each success returns tokenRatio; no retry at or below half", () => {
     const budget = retryBudget({ maxTokens: 10, tokenRatio: 0.5 });
     expect(budget.available).toBe(true);
-    for (let i = 0; i < 4; i++) budget.failed();
-    expect(budget.state()).toEqual({ kind: "tokens", tokens: 6 });
+    for (let i = 0; i < 4; i++) budget.failure();
+    expect(budget.snapshot()).toEqual({ kind: "tokens", tokens: 6 });
     expect(budget.tryRetry()).toBe(true);
-    budget.failed();
+    budget.failure();
     expect(budget.tryRetry()).toBe(false); // 5 is half: refused
-    budget.succeeded();
+    budget.success();
     expect(budget.tryRetry()).toBe(true); // 5.5
-    for (let i = 0; i < 30; i++) budget.succeeded();
-    expect(budget.state()).toEqual({ kind: "tokens", tokens: 10 });
+    for (let i = 0; i < 30; i++) budget.success();
+    expect(budget.snapshot()).toEqual({ kind: "tokens", tokens: 10 });
   });
 
   it("restores a state and refuses one of the other flavour", () => {
@@ -102,7 +102,7 @@ describe("retry with a budget", () => {
 
   it("under a total outage keeps the retries of many calls near the ratio", async () => {
     const clock = new VirtualClock();
-    const budget = retryBudget({ ratio: 0.1, minPerSecond: 0, ttl: 60_000, clock });
+    const budget = retryBudget({ ratio: 0.1, minPerSecond: 0, window: 60_000, clock });
     let attempts = 0;
     const calls = Array.from({ length: 200 }, () =>
       retry(

@@ -92,10 +92,10 @@ function spyBudget() {
     request() {
       calls.request += 1;
     },
-    succeeded() {
+    success() {
       calls.succeeded += 1;
     },
-    failed() {
+    failure() {
       calls.failed += 1;
     },
     tryRetry() {
@@ -106,7 +106,7 @@ function spyBudget() {
     on<K extends keyof BudgetEvents>(_event: K, _listener: (payload: BudgetEvents[K]) => void) {
       return { dispose() {} };
     },
-    state(): BudgetState {
+    snapshot(): BudgetState {
       return { kind: "tokens", tokens: 0 };
     },
     restore() {},
@@ -168,14 +168,14 @@ describe("one retry budget given to retry and to its hedge", () => {
 describe("delays() previews a stateful backoff", () => {
   it("delays() never mutates the ResponsiveBackoff it is given", () => {
     const clock = new VirtualClock();
-    const responsive = new ResponsiveBackoff({ initial: 100, clock, random: seededRandom(7) });
+    const responsive = new ResponsiveBackoff({ base: 100, clock, random: seededRandom(7) });
     // Some history first, so that a reset would show too.
     responsive.failure();
     responsive.success();
-    const before = responsive.state();
+    const before = responsive.snapshot();
     const previewed = delays({ backoff: responsive, jitter: jitter.none(), random: seededRandom(3) }, 5);
     expect(previewed).toHaveLength(5);
-    expect(responsive.state()).toEqual(before);
+    expect(responsive.snapshot()).toEqual(before);
   });
 });
 
@@ -278,31 +278,40 @@ describe("robustly run: the library decides when to give up, and run says so", (
 
   // A constant 300 ms backoff, no jitter, 500 ms in all: attempt 1 fails within a few ms, so the retry at
   // ~300 ms fits; attempt 2 fails at >= 300 ms, and a retry at >= 600 ms would not. Exactly 2 attempts,
-  // ended by --max-delay although --max-retries would allow 10 retries.
-  const byMaxDelay = ["--backoff", "constant", "--base", "300ms", "--jitter", "none", "--max-delay", "500ms"];
+  // ended by --max-elapsed although --max-retries would allow 10 retries.
+  const byMaxElapsed = [
+    "--backoff",
+    "constant",
+    "--base",
+    "300ms",
+    "--jitter",
+    "none",
+    "--max-elapsed",
+    "500ms",
+  ];
 
   it("robustly run gives up by the library's decision and says why", async () => {
     const { path, runs } = failing();
     const { stream, lines } = capture();
-    const status = await runRun([...byMaxDelay, "--max-retries", "10", "--", path], stream);
+    const status = await runRun([...byMaxElapsed, "--max-retries", "10", "--", path], stream);
     expect(status).toBe(1);
     expect(runs()).toBe(2);
     const said = lines();
     // One line per failed attempt, the last saying it gives up, and why.
     expect(said).toHaveLength(2);
     expect(said[0]).toMatch(/^robustly: attempt 1\b.*failed \(exit 1\); retrying in 300 ?ms$/);
-    expect(said[1]).toMatch(/^robustly: attempt 2\b.*failed \(exit 1\); giving up: .*--max-delay/);
+    expect(said[1]).toMatch(/^robustly: attempt 2\b.*failed \(exit 1\); giving up: .*--max-elapsed/);
   });
 
-  it("robustly run with no retry limit but a --max-delay does not count attempts out of ∞", async () => {
+  it("robustly run with no retry limit but a --max-elapsed does not count attempts out of ∞", async () => {
     const { path, runs } = failing();
     const { stream, lines } = capture();
-    const status = await runRun([...byMaxDelay, "--max-retries=-1", "--", path], stream);
+    const status = await runRun([...byMaxElapsed, "--max-retries=-1", "--", path], stream);
     expect(status).toBe(1);
     expect(runs()).toBe(2);
     const said = lines();
     expect(said).toHaveLength(2);
-    expect(said[1]).toMatch(/giving up: .*--max-delay/);
+    expect(said[1]).toMatch(/giving up: .*--max-elapsed/);
     // An attempt is not "1/∞": the count out of an unbounded number says nothing.
     for (const line of said) expect(line).not.toContain("∞");
   });

@@ -18,7 +18,7 @@ describe("fromConfig: policies as JSON", () => {
     const options = fromConfig(`{
       "timeout": "2s",
       "maxRetries": 5,
-      "maxDelay": "1m",
+      "maxElapsed": "1m",
       "backoff": { "name": "exponential", "base": "100ms", "max": "10s", "multiplier": 3 },
       "jitter": "none",
       "scale": 2,
@@ -26,7 +26,7 @@ describe("fromConfig: policies as JSON", () => {
       "rules": [{ "when": "EBUSY", "maxRetries": 1, "backoff": "none" }]
     }`);
     expect(options.timeout).toBe(2000);
-    expect(options.maxDelay).toBe(60_000);
+    expect(options.maxElapsed).toBe(60_000);
     expect(options.retryOn).toEqual(["ECONNRESET", "TimeoutError"]);
     expect(delays(options, 4)).toEqual([200, 600, 1800, 5400]);
     expect(
@@ -82,8 +82,8 @@ describe("fromConfig: policies as JSON", () => {
       [{ name: "normal", sigma: 0.2 }, jitter.normal({ sigma: 0.2 })],
       [{ name: "normal", stddev: "100ms" }, jitter.normal({ stddev: 100 })],
       [
-        { name: "proportional", factor: 0.3, maxDelta: "2m" },
-        jitter.proportional({ factor: 0.3, maxDelta: 120_000 }),
+        { name: "proportional", spread: 0.3, maxSpread: "2m" },
+        jitter.proportional({ spread: 0.3, maxSpread: 120_000 }),
       ],
     ];
     for (const [config, built] of jitters) {
@@ -115,7 +115,7 @@ describe("fromConfig: policies as JSON", () => {
       ["{ not json", "config", "valid JSON"],
       [[], "config", "a JSON object"],
       [{ maxRetrys: 3 }, "maxRetrys", "one of the known keys"],
-      [{ timeout: "2 seconds" }, "timeout", 'a time with a unit, such as "1.5s"'],
+      [{ timeout: "2 seconds" }, "timeout", 'a duration with a unit, such as "1.5s"'],
       [{ backoff: "exponentiel" }, "backoff.name", "one of exponential, linear, fibonacci"],
       [{ backoff: { name: "exponential", base: -1 } }, "backoff.base", "a finite number >= 0"],
       [{ backoff: { name: "exponential", multiplier: 0.5 } }, "backoff.multiplier", "a finite number >= 1"],

@@ -135,7 +135,7 @@ describe("npm run demo -- --virtual --seed N", () => {
         expect(backoff).toBeGreaterThanOrEqual(-0.001);
         expect(backoff).toBeLessThanOrEqual(Math.min(CAP, BASE * 2 ** (i - 1)) + 0.001);
       }
-      // No retry starts later than maxDelay after the first attempt.
+      // No retry starts later than maxElapsed after the first attempt.
       expect((starts.at(-1) as number) - VIRTUAL_START).toBeLessThanOrEqual(MAX_DELAY);
     },
   );

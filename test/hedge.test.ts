@@ -308,11 +308,11 @@ describe("hedge with a budget", () => {
   it("hedges while the budget grants it, and counts the hedges as retries", async () => {
     const clock = new VirtualClock();
     // One retry in the window (minPerSecond 0.1 over 10 s), however many requests.
-    const budget = retryBudget({ ratio: 0, minPerSecond: 0.1, ttl: 10_000, clock });
+    const budget = retryBudget({ ratio: 0, minPerSecond: 0.1, window: 10_000, clock });
     const { operation, started } = scripted(clock, [ok(1000), ok(1000), ok(1000)]);
     await run(clock, hedge(operation, { delay: 100, maxHedges: 2, clock, budget }));
     expect(started).toHaveLength(2);
-    const state = budget.state();
+    const state = budget.snapshot();
     expect(state.kind === "ratio" && state.requests.reduce((a, b) => a + b, 0)).toBe(1);
     expect(state.kind === "ratio" && state.retries.reduce((a, b) => a + b, 0)).toBe(1);
   });
@@ -323,7 +323,7 @@ describe("hedge with a budget", () => {
     const { operation } = scripted(clock, [fail(10), ok(10)]);
     await run(clock, hedge(operation, { delay: 100, clock, budget }));
     // -1 for the failure, +0.5 for the success.
-    expect(budget.state()).toEqual({ kind: "tokens", tokens: 9.5 });
+    expect(budget.snapshot()).toEqual({ kind: "tokens", tokens: 9.5 });
   });
 });
 

@@ -176,42 +176,42 @@ describe("jitter.normal with stddev (seed 002's reference client): max(0, d + N(
   });
 });
 
-describe("jitter.proportional (seed 003): uniform in [d − δ, d + δ], δ = min(factor × d, maxDelta)", () => {
+describe("jitter.proportional (seed 003): uniform in [d − δ, d + δ], δ = min(factor × d, maxSpread)", () => {
   it("δ = factor × d below the cap: 1000 with factor 0.3 is uniform in [700, 1300], mean ≈ 1000", () => {
-    const xs = sample(jitter.proportional({ factor: 0.3 }), B);
+    const xs = sample(jitter.proportional({ spread: 0.3 }), B);
     expect(Math.min(...xs)).toBeGreaterThanOrEqual(700);
     expect(Math.max(...xs)).toBeLessThanOrEqual(1300);
     expect(Math.abs(mean(xs) - B)).toBeLessThan(meanTolerance(600 / Math.sqrt(12)));
     expectUniform(xs, 700, 1300);
   });
 
-  it("δ is capped by maxDelta (default 2 minutes): 1e6 ms with factor 0.3 varies by ±120000, not ±300000", () => {
+  it("δ is capped by maxSpread (default 2 minutes): 1e6 ms with factor 0.3 varies by ±120000, not ±300000", () => {
     const d = 1_000_000;
-    const xs = sample(jitter.proportional({ factor: 0.3 }), d);
+    const xs = sample(jitter.proportional({ spread: 0.3 }), d);
     expect(Math.min(...xs)).toBeGreaterThanOrEqual(d - 120_000);
     expect(Math.max(...xs)).toBeLessThanOrEqual(d + 120_000);
     // Both ends of the capped range are reached (each tenth of it holds ~10%).
     expectUniform(xs, d - 120_000, d + 120_000);
   });
 
-  it("an explicit maxDelta caps δ", () => {
-    const xs = sample(jitter.proportional({ factor: 1, maxDelta: 50 }), B);
+  it("an explicit maxSpread caps δ", () => {
+    const xs = sample(jitter.proportional({ spread: 1, maxSpread: 50 }), B);
     expect(Math.min(...xs)).toBeGreaterThanOrEqual(950);
     expect(Math.max(...xs)).toBeLessThanOrEqual(1050);
     expectUniform(xs, 950, 1050);
   });
 
-  it("holds for any d, factor and maxDelta (property)", () => {
+  it("holds for any d, factor and maxSpread (property)", () => {
     fc.assert(
       fc.property(
         fc.double({ min: 0, max: 1e9, noNaN: true }),
         fc.double({ min: 0, max: 1, noNaN: true }),
         fc.oneof(fc.constant(Number.POSITIVE_INFINITY), fc.double({ min: 0, max: 1e9, noNaN: true })),
         fc.integer(),
-        (d, factor, maxDelta, seed) => {
-          const delta = Math.min(factor * d, maxDelta);
+        (d, factor, maxSpread, seed) => {
+          const delta = Math.min(factor * d, maxSpread);
           const random = seededRandom(seed);
-          const j = jitter.proportional({ factor, maxDelta });
+          const j = jitter.proportional({ spread: factor, maxSpread });
           for (let i = 0; i < 10; i++) {
             const value = once(j, backoff.constant({ base: d }), random);
             expect(value).toBeGreaterThanOrEqual(d - delta - 1e-9 * d);

@@ -598,19 +598,19 @@ describe("retry × hedge sharing one budget", () => {
   /** A real token budget (never spent here), counting what each step tells it. */
   function countingBudget() {
     const real = retryBudget({ maxTokens: 1000, tokenRatio: 1 });
-    const counts = { request: 0, succeeded: 0, failed: 0, tryRetry: 0 };
+    const counts = { request: 0, success: 0, failure: 0, tryRetry: 0 };
     const budget: RetryBudget = Object.assign(Object.create(real) as RetryBudget, {
       request: () => {
         counts.request += 1;
         real.request();
       },
-      succeeded: () => {
-        counts.succeeded += 1;
-        real.succeeded();
+      success: () => {
+        counts.success += 1;
+        real.success();
       },
-      failed: () => {
-        counts.failed += 1;
-        real.failed();
+      failure: () => {
+        counts.failure += 1;
+        real.failure();
       },
       tryRetry: () => {
         counts.tryRetry += 1;
@@ -641,7 +641,7 @@ describe("retry × hedge sharing one budget", () => {
       expect(calls).toBe(4);
       // One request; four failed runs, each told once; one retry per loop and one hedge per attempt, or
       // one retry per hedge and one hedge: three extra runs either way.
-      expect(counts).toEqual({ request: 1, succeeded: 0, failed: 4, tryRetry: 3 });
+      expect(counts).toEqual({ request: 1, success: 0, failure: 4, tryRetry: 3 });
     });
   }
 });

@@ -214,7 +214,7 @@ describe("the retry step's giveUp event", () => {
         )
       ).map((e) => [e.reason, e.attempts]);
     expect(await reasons({ maxRetries: 2 })).toEqual([["retries", 3]]);
-    expect(await reasons({ maxRetries: 10, maxDelay: 250 })).toEqual([["elapsed", 3]]);
+    expect(await reasons({ maxRetries: 10, maxElapsed: 250 })).toEqual([["elapsed", 3]]);
     expect(await reasons({ retryOn: TypeError })).toEqual([["not-retryable", 1]]);
     expect(await reasons({}, () => Promise.reject(new PermanentError(new Error("404"))))).toEqual([
       ["permanent", 1],

@@ -113,7 +113,7 @@ describe("redisStore (a real redis-server on loopback)", () => {
     const deadline = Date.now() + 5000;
     while (b.state !== "open" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     expect(b.state).toBe("open");
-    const budget = retryBudget({ ratio: 0, minPerSecond: 0.5, ttl: 10_000, store, key: "svc" });
+    const budget = retryBudget({ ratio: 0, minPerSecond: 0.5, window: 10_000, store, key: "svc" });
     await budget.ready();
     expect(budget.shared).toBe(true);
     expect(budget.tryRetry()).toBe(true);
@@ -184,7 +184,7 @@ describe("a Redis Cluster", () => {
       const sharing = { store, syncEvery: 20 };
       const a = circuitBreaker({ consecutiveFailures: 2, ...sharing, key: "svc" });
       const b = circuitBreaker({ consecutiveFailures: 2, ...sharing, key: "svc" });
-      const budget = retryBudget({ ratio: 0, minPerSecond: 1, ttl: 10_000, ...sharing, key: "svc" });
+      const budget = retryBudget({ ratio: 0, minPerSecond: 1, window: 10_000, ...sharing, key: "svc" });
       const pace = new ResponsiveBackoff({ ...sharing, key: "writes" });
       await Promise.all([a.ready(), b.ready(), budget.ready(), pace.ready()]);
       expect([a.shared, b.shared, budget.shared, pace.shared]).toEqual([true, true, true, true]);

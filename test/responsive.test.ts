@@ -5,23 +5,23 @@ import { describe, expect, it } from "vitest";
 
 /** Seed 003's graph configuration, randomization off. */
 const graph = {
-  initial: 1,
+  base: 1,
   max: 900_000,
   upMultiplier: 1.5,
   downMultiplier: 0.6,
-  randomizationFactor: 0,
+  spread: 0,
   downThreshold: 5,
 };
 
 describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
   it("uses seed 003's defaults", () => {
-    const r = new ResponsiveBackoff({ randomizationFactor: 0 });
+    const r = new ResponsiveBackoff({ spread: 0 });
     expect([r.failure(), r.failure(), r.failure()]).toEqual([500, 750, 1125]);
     expect(r.max).toBe(900_000);
-    const capped = new ResponsiveBackoff({ randomizationFactor: 0, initial: 600_000 });
+    const capped = new ResponsiveBackoff({ spread: 0, base: 600_000 });
     expect([capped.failure(), capped.failure()]).toEqual([600_000, 900_000]);
     // Ten successes to shrink once, by 0.9.
-    const down = new ResponsiveBackoff({ randomizationFactor: 0 });
+    const down = new ResponsiveBackoff({ spread: 0 });
     down.failure();
     down.failure(); // 750
     const waits = Array.from({ length: 10 }, () => down.success());
@@ -54,19 +54,19 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
     expect(drop.metrics().slept).toBe(3);
   });
 
-  it("randomizes each new delay uniformly in [i − δ, i + δ], δ = min(factor × i, maxRandomization), capped at max", () => {
+  it("randomizes each new delay uniformly in [i − δ, i + δ], δ = min(factor × i, maxSpread), capped at max", () => {
     fc.assert(
       fc.property(
         fc.integer(),
         fc.double({ min: 0, max: 1, noNaN: true }),
         fc.double({ min: 0, max: 10_000, noNaN: true }),
         fc.array(fc.boolean(), { maxLength: 60 }),
-        (seed, factor, maxRandomization, outcomes) => {
+        (seed, factor, maxSpread, outcomes) => {
           const r = new ResponsiveBackoff({
-            initial: 100,
+            base: 100,
             max: 60_000,
-            randomizationFactor: factor,
-            maxRandomization,
+            spread: factor,
+            maxSpread,
             downThreshold: 2,
             random: seededRandom(seed),
           });
@@ -79,13 +79,13 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
             expect(delay).toBeLessThanOrEqual(60_000);
             if (failed && before > 0 && delay < 60_000) {
               const i = before * 1.5;
-              const d = Math.min(factor * i, maxRandomization);
+              const d = Math.min(factor * i, maxSpread);
               expect(delay).toBeGreaterThanOrEqual(i - d - 1e-9);
               expect(delay).toBeLessThanOrEqual(i + d + 1e-9);
             }
             if (!failed && r.metrics().wentDown > wentDown && delay > 0) {
               const i = before * 0.9;
-              const d = Math.min(factor * i, maxRandomization);
+              const d = Math.min(factor * i, maxSpread);
               expect(delay).toBeGreaterThanOrEqual(Math.max(i - d, 100) - 1e-9);
               expect(delay).toBeLessThanOrEqual(i + d + 1e-9);
             }
@@ -99,12 +99,12 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
     const a = new ResponsiveBackoff({ random: seededRandom(3) });
     for (let i = 0; i < 5; i++) a.failure();
     a.success();
-    const saved = a.state();
+    const saved = a.snapshot();
     expect(JSON.parse(JSON.stringify(saved))).toEqual(saved);
     const b = new ResponsiveBackoff({ random: seededRandom(99) });
     b.restore(saved);
     expect(b.metrics()).toEqual(a.metrics());
-    const c = new ResponsiveBackoff({ randomizationFactor: 0 });
+    const c = new ResponsiveBackoff({ spread: 0 });
     c.restore({ ...saved });
     expect(c.failure()).toBe(saved.current * 1.5 > 900_000 ? 900_000 : saved.current * 1.5);
     expect(() => b.restore({ ...saved, current: -1 })).toThrow(
@@ -115,7 +115,7 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
 
   it("is shared safely by many concurrent workers: every call is counted once", async () => {
     const clock = new VirtualClock();
-    const shared = new ResponsiveBackoff({ clock, random: seededRandom(1), initial: 10 });
+    const shared = new ResponsiveBackoff({ clock, random: seededRandom(1), base: 10 });
     const workers = Array.from({ length: 50 }, async (_, w) => {
       for (let i = 0; i < 20; i++) {
         if ((w + i) % 3 === 0) await shared.sleepOnFailure();
@@ -136,7 +136,7 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
 
   it("sleeps on the clock, abortably", async () => {
     const clock = new VirtualClock();
-    const r = new ResponsiveBackoff({ clock, randomizationFactor: 0 });
+    const r = new ResponsiveBackoff({ clock, spread: 0 });
     const controller = new AbortController();
     const sleeping = r.sleepOnFailure(controller.signal);
     await clock.advance(499);
@@ -150,8 +150,8 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
     const clock = new VirtualClock();
     const shared = new ResponsiveBackoff({
       clock,
-      randomizationFactor: 0,
-      initial: 100,
+      spread: 0,
+      base: 100,
       downThreshold: 1,
       downMultiplier: 0.5,
     });
@@ -177,7 +177,7 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
 
   it("throttle paces every call: the failure delay after a throw, the success delay after a value", async () => {
     const clock = new VirtualClock();
-    const pace = new ResponsiveBackoff({ clock, randomizationFactor: 0, initial: 100, downThreshold: 2 });
+    const pace = new ResponsiveBackoff({ clock, spread: 0, base: 100, downThreshold: 2 });
     let calls = 0;
     const write = throttle(async (ok: boolean) => {
       calls += 1;
@@ -197,8 +197,8 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
 
   it("coalesce (not in the seed): the failures of one burst raise the delay once", async () => {
     const clock = new VirtualClock();
-    const seedExactly = new ResponsiveBackoff({ clock, randomizationFactor: 0, initial: 100 });
-    const coalesced = new ResponsiveBackoff({ clock, randomizationFactor: 0, initial: 100, coalesce: true });
+    const seedExactly = new ResponsiveBackoff({ clock, spread: 0, base: 100 });
+    const coalesced = new ResponsiveBackoff({ clock, spread: 0, base: 100, coalesce: true });
     // Five workers fail at the same instant: the seed raises five times, coalesce once.
     for (let i = 0; i < 5; i++) {
       seedExactly.failure();
@@ -224,7 +224,7 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
   });
 
   it("emits a change each time the delay goes up or down", () => {
-    const r = new ResponsiveBackoff({ randomizationFactor: 0, initial: 10, downThreshold: 2 });
+    const r = new ResponsiveBackoff({ spread: 0, base: 10, downThreshold: 2 });
     const changes: unknown[] = [];
     const subscription = r.on("change", (c) => changes.push(c));
     r.failure();
@@ -242,19 +242,13 @@ describe("ResponsiveBackoff (seed 003's AutoSleeper)", () => {
 
   it("a bad option fails at once, naming it", () => {
     const cases: [object, string][] = [
-      [{ initial: 0 }, "ResponsiveBackoff: initial must be a finite number > 0; got 0"],
-      [{ initial: 10, max: 5 }, "ResponsiveBackoff: max must be >= initial (10); got 5"],
+      [{ base: 0 }, "ResponsiveBackoff: base must be a finite number > 0; got 0"],
+      [{ base: 10, max: 5 }, "ResponsiveBackoff: max must be >= base (10); got 5"],
       [{ upMultiplier: 0.5 }, "ResponsiveBackoff: upMultiplier must be a finite number >= 1; got 0.5"],
       [{ downMultiplier: 1.5 }, "ResponsiveBackoff: downMultiplier must be a finite number in"],
       [{ downThreshold: 0 }, "ResponsiveBackoff: downThreshold must be an integer >= 1; got 0"],
-      [
-        { randomizationFactor: 2 },
-        "ResponsiveBackoff: randomizationFactor must be a finite number in [0, 1]; got 2",
-      ],
-      [
-        { maxRandomization: Number.NaN },
-        "ResponsiveBackoff: maxRandomization must be a finite number >= 0; got NaN",
-      ],
+      [{ spread: 2 }, "ResponsiveBackoff: spread must be a finite number in [0, 1]; got 2"],
+      [{ maxSpread: Number.NaN }, "ResponsiveBackoff: maxSpread must be a finite number >= 0; got NaN"],
       [{ upMultiplyer: 2 }, "ResponsiveBackoff.upMultiplyer must be one of the known options"],
     ];
     for (const [options, message] of cases) {

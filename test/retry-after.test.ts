@@ -53,7 +53,7 @@ describe("delayFrom: the server's hint replaces the computed delay", () => {
     expect(slept).toEqual([5000, 1000, 30_000]);
   });
 
-  it("a hint that would end past maxDelay ends the call instead", async () => {
+  it("a hint that would end past maxElapsed ends the call instead", async () => {
     const clock = new VirtualClock();
     let attempts = 0;
     const result = await drive(
@@ -63,7 +63,7 @@ describe("delayFrom: the server's hint replaces the computed delay", () => {
           attempts += 1;
           throw Object.assign(new Error("busy"), { retryAfterMs: 10_000 });
         },
-        { clock, maxDelay: 5000, delayFrom: (e) => (e as { retryAfterMs: number }).retryAfterMs },
+        { clock, maxElapsed: 5000, delayFrom: (e) => (e as { retryAfterMs: number }).retryAfterMs },
       ),
     );
     expect(result.ok).toBe(false);

@@ -211,30 +211,33 @@ describe("retry", () => {
     await expect(retry(failing, options)).rejects.toThrow("options.maxRetrys");
   });
 
-  it("maxDelay never begins a sleep that would end past it", async () => {
+  it("maxElapsed never begins a sleep that would end past it", async () => {
     const clock = new VirtualClock();
     const { operation, seen } = scripted(Array.from({ length: 10 }, () => new Transient("x")));
-    const result = await drive(clock, retry(operation, { clock, ...steady, maxRetries: -1, maxDelay: 2500 }));
+    const result = await drive(
+      clock,
+      retry(operation, { clock, ...steady, maxRetries: -1, maxElapsed: 2500 }),
+    );
     expect(result.ok).toBe(false);
     // Attempts at 0, 1000 and 2000 ms; a fourth would need a sleep ending at 3000 > 2500.
     expect(seen.map((s) => s.elapsed)).toEqual([0, 1000, 2000]);
     expect(clock.now()).toBe(2000);
   });
 
-  it("maxDelay: a sleep ending exactly at the limit is allowed; 0 means no retry; negative means none", async () => {
+  it("maxElapsed: a sleep ending exactly at the limit is allowed; 0 means no retry; negative means none", async () => {
     const clock = new VirtualClock();
     const exact = scripted(Array.from({ length: 10 }, () => new Transient("x")));
-    await drive(clock, retry(exact.operation, { clock, ...steady, maxRetries: -1, maxDelay: 3000 }));
+    await drive(clock, retry(exact.operation, { clock, ...steady, maxRetries: -1, maxElapsed: 3000 }));
     expect(exact.seen.map((s) => s.elapsed)).toEqual([0, 1000, 2000, 3000]);
 
     const zero = scripted([new Transient("x")]);
-    await drive(clock, retry(zero.operation, { clock, backoff: backoff.none(), maxDelay: 0 }));
+    await drive(clock, retry(zero.operation, { clock, backoff: backoff.none(), maxElapsed: 0 }));
     expect(zero.seen).toHaveLength(1);
 
     const unlimited = scripted(Array.from({ length: 50 }, () => new Transient("x")));
     const result = await drive(
       clock,
-      retry(unlimited.operation, { clock, ...steady, maxRetries: -1, maxDelay: -1 }),
+      retry(unlimited.operation, { clock, ...steady, maxRetries: -1, maxElapsed: -1 }),
     );
     expect(result.ok).toBe(true);
   });
@@ -293,7 +296,7 @@ describe("retryReport", () => {
     const cases: [Record<string, unknown>, unknown[], string, number, number][] = [
       [{ maxRetries: 2 }, [new Transient("a"), new Transient("b"), new Transient("c")], "retries", 3, 2000],
       [
-        { maxRetries: -1, maxDelay: 1500 },
+        { maxRetries: -1, maxElapsed: 1500 },
         [new Transient("a"), new Transient("b"), new Transient("c")],
         "elapsed",
         2,

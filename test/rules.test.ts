@@ -120,14 +120,14 @@ describe("rules: policies per error type", () => {
     expect(other.starts).toHaveLength(1);
   });
 
-  it("a rule inherits what it leaves out from the top level, and may set its own maxDelay and scale", async () => {
+  it("a rule inherits what it leaves out from the top level, and may set its own maxElapsed and scale", async () => {
     const clock = new VirtualClock();
     const options = {
       clock,
       maxRetries: -1,
       backoff: backoff.constant({ base: 100 }),
       jitter: jitter.none(),
-      rules: [{ when: RateLimited, maxDelay: 1000, scale: 2 }],
+      rules: [{ when: RateLimited, maxElapsed: 1000, scale: 2 }],
     };
     const { op, starts } = scripted(Array.from({ length: 20 }, () => new RateLimited("x")));
     expect((await drive(clock, retry(op, options))).ok).toBe(false);

@@ -75,7 +75,7 @@ describe("a shared retry budget", () => {
   it("lets the fleet retry no more than one budget allows, where separate budgets allow n times as much", async () => {
     const clock = new VirtualClock();
     // ratio 0 and a floor of 2/s over 10 s: 20 retries in the window, whatever the traffic.
-    const options = { ratio: 0, minPerSecond: 2, ttl: 10_000 };
+    const options = { ratio: 0, minPerSecond: 2, window: 10_000 };
     const shared = fleet(4, clock, options);
     const alone = Array.from({ length: 4 }, () => retryBudget({ ...options, clock }));
     await Promise.all(shared.map((b) => b.ready()));
@@ -118,8 +118,8 @@ describe("a shared retry budget", () => {
           // A window longer than the run, so nothing slides out and the budget is ratio × requests + floor,
           // with a small floor so that the processes compete for the last retries. The store answers after
           // `latency` ms, so retries are taken while exchanges are under way.
-          const ttl = 1_000_000;
-          const budgets = fleet(n, clock, { ratio, minPerSecond: (floor * 1000) / ttl, ttl }, latency);
+          const window = 1_000_000;
+          const budgets = fleet(n, clock, { ratio, minPerSecond: (floor * 1000) / window, window }, latency);
           let requests = 0;
           let retries = 0;
           for (const [who, what, ms] of steps) {
@@ -162,7 +162,7 @@ describe("a shared retry budget", () => {
             retryBudget({
               ratio,
               minPerSecond: floor,
-              ttl: 1000,
+              window: 1000,
               store,
               key: "api",
               clock,
@@ -244,8 +244,8 @@ describe("a shared retry budget", () => {
           for (const [who, what, ms] of steps) {
             const budget = budgets[who % n] as RetryBudget;
             if (what === "retry") budget.tryRetry();
-            else if (what === "failed") budget.failed();
-            else if (what === "succeeded") budget.succeeded();
+            else if (what === "failed") budget.failure();
+            else if (what === "succeeded") budget.success();
             else await clock.advance(ms);
           }
           store.latency = 0;
@@ -279,17 +279,17 @@ describe("a shared retry budget", () => {
     const [a, b] = fleet(2, clock, { maxTokens: 10, tokenRatio: 0.5 });
     await Promise.all([a?.ready(), b?.ready()]);
     // Failures on A only.
-    for (let i = 0; i < 6; i++) a?.failed();
+    for (let i = 0; i < 6; i++) a?.failure();
     await clock.advance(200);
-    const state = b?.state();
+    const state = b?.snapshot();
     expect(state?.kind).toBe("tokens");
     expect(state?.kind === "tokens" && state.tokens <= 5).toBe(true);
     expect(b?.tryRetry()).toBe(false);
     // Successes anywhere fill it again (once B's lease, sized to its own recent demand, has shrunk, the
     // idle A gets a standing lease from this small budget too).
-    for (let i = 0; i < 20; i++) b?.succeeded();
+    for (let i = 0; i < 20; i++) b?.success();
     await clock.advance(1000);
-    expect(b?.state()).toEqual({ kind: "tokens", tokens: 10 });
+    expect(b?.snapshot()).toEqual({ kind: "tokens", tokens: 10 });
     expect(a?.tryRetry()).toBe(true);
   });
 });
@@ -357,7 +357,7 @@ describe("a shared responsive backoff", () => {
   it("is one pace for the fleet: failures anywhere slow everyone", async () => {
     const clock = new VirtualClock();
     const store = memoryStore({ clock });
-    const options = { initial: 100, randomizationFactor: 0, store, key: "table", clock };
+    const options = { base: 100, spread: 0, store, key: "table", clock };
     const a = new ResponsiveBackoff(options);
     const b = new ResponsiveBackoff(options);
     await Promise.all([a.ready(), b.ready()]);
@@ -433,7 +433,7 @@ describe("when the store fails", () => {
       key: "k",
       clock,
       whenStoreDown: "closed",
-      randomizationFactor: 0,
+      spread: 0,
     });
     await Promise.all([budget.ready(), breaker.ready(), pace.ready()]);
     expect(budget.tryRetry()).toBe(true);
@@ -589,10 +589,10 @@ describe("handing outcomes over in runs", () => {
         fc.constantFrom(0, 0.3, 1),
         fc.integer({ min: 1, max: 1_000_000 }),
         fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 40 })), { maxLength: 20 }),
-        async (downThreshold, randomizationFactor, seed, runs) => {
+        async (downThreshold, spread, seed, runs) => {
           const clock = new VirtualClock();
           const store = memoryStore({ clock });
-          const options = { initial: 10, randomizationFactor, downThreshold, clock };
+          const options = { base: 10, spread, downThreshold, clock };
           // The same draws on both sides: the merge must reuse the draws the process made, not draw again.
           const alone = new ResponsiveBackoff({ ...options, random: seededRandom(seed) });
           const shared = new ResponsiveBackoff({ ...options, random: seededRandom(seed), store, key: "k" });
@@ -608,9 +608,12 @@ describe("handing outcomes over in runs", () => {
             await clock.advance(100);
           }
           expect(changes.shared).toEqual(changes.alone);
-          expect(shared.state()).toEqual(alone.state());
+          expect(shared.snapshot()).toEqual(alone.snapshot());
           await shared.close();
-          expect((await store.read("responsive:k")).value).toEqual({ state: alone.state(), raisedAt: null });
+          expect((await store.read("responsive:k")).value).toEqual({
+            state: alone.snapshot(),
+            raisedAt: null,
+          });
         },
       ),
       { numRuns: 200 },
@@ -657,7 +660,7 @@ describe("edge cases of the exchanges", () => {
     // Alone now, on the local copy (a full bucket of 100 allows 49 retries before it falls to half).
     let allowed = 0;
     for (let i = 0; i < 60; i++) {
-      tokens.failed();
+      tokens.failure();
       if (tokens.tryRetry()) allowed += 1;
     }
     expect(allowed).toBe(49);
@@ -734,7 +737,7 @@ describe("edge cases of the exchanges", () => {
   it("does not let idle processes' standing leases starve a busy one", async () => {
     const clock = new VirtualClock();
     const store = memoryStore({ clock });
-    const options = { ratio: 0, minPerSecond: 2, ttl: 10_000, store, key: "k", clock };
+    const options = { ratio: 0, minPerSecond: 2, window: 10_000, store, key: "k", clock };
     const idle = Array.from({ length: 30 }, () => retryBudget(options));
     const busy = retryBudget(options);
     await Promise.all([...idle, busy].map((b) => b.ready()));
@@ -752,7 +755,7 @@ describe("edge cases of the exchanges", () => {
   it("keeps a machine whose clock is an hour fast from moving the fleet's window", async () => {
     const clock = new VirtualClock(50_000);
     const store = memoryStore({ clock });
-    const options = { ratio: 0.5, minPerSecond: 0, ttl: 10_000, store, key: "k" };
+    const options = { ratio: 0.5, minPerSecond: 0, window: 10_000, store, key: "k" };
     const honest = retryBudget({ ...options, clock });
     await honest.ready();
     for (let i = 0; i < 100; i++) honest.request();
@@ -778,7 +781,7 @@ describe("edge cases of the exchanges", () => {
       const store = faultyStore(inner, clock);
       const budget = retryBudget({ maxTokens: 20, tokenRatio: 1, store, key: "t", clock, storeTimeout: 30 });
       await budget.ready();
-      for (let i = 0; i < 6; i++) budget.failed();
+      for (let i = 0; i < 6; i++) budget.failure();
       // The next write reaches the store after the 30 ms timeout (it lands, its answer is lost), or never.
       if (how === "lands unseen") store.latency = 100;
       else store.fault = "hang";

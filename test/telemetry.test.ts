@@ -74,7 +74,7 @@ describe("openTelemetry", () => {
     const watching = [telemetry.observe(breaker, "db"), telemetry.observe(budget)];
     await breaker.execute(() => Promise.reject(new Error("x"))).catch(() => undefined);
     await breaker.execute(() => "refused").catch(() => undefined);
-    budget.failed();
+    budget.failure();
     budget.tryRetry();
     expect(
       sum(
@@ -93,8 +93,8 @@ describe("openTelemetry", () => {
     const { meter, recorded } = recordingMeter();
     const telemetry = openTelemetry({ meter });
     const pace = new ResponsiveBackoff({
-      initial: 100,
-      randomizationFactor: 0,
+      base: 100,
+      spread: 0,
       downThreshold: 1,
       downMultiplier: 0.5,
     });

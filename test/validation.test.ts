@@ -9,8 +9,10 @@ import {
   jitter,
   MAX_TIMER_DELAY,
   OptionError,
+  ResponsiveBackoff,
   type RetryOptions,
   retry,
+  retryBudget,
   wrap,
 } from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
@@ -41,7 +43,10 @@ function expectOptionError(fn: () => unknown, option: string, allowed: string, v
   expect(e.option).toBe(option);
   expect(e.message.startsWith(`${option} must be `)).toBe(true);
   expect(e.message).toContain(allowed);
-  if (value !== undefined) expect(e.message.endsWith(`; got ${value}`)).toBe(true);
+  // A hint ("Did you mean `maxRetries`?") may follow the value, after ". ".
+  const body = e.hint === undefined ? e.message : e.message.slice(0, -(e.hint.length + 2));
+  if (e.hint !== undefined) expect(e.message.endsWith(`. ${e.hint}`)).toBe(true);
+  if (value !== undefined) expect(body.endsWith(`; got ${value}`)).toBe(true);
 }
 
 // ----- generators of bad values ------------------------------------------------------------------------
@@ -315,6 +320,9 @@ describe("backoff parameters", () => {
   });
 });
 
+/** Checks options the way `retry` does, synchronously (wrap checks them at once). */
+const retryOptions = (options: Record<string, unknown>) => wrap(async () => 1, options as RetryOptions);
+
 describe("unknown keys", () => {
   const factories: [string, Factory, readonly string[], Record<string, unknown>][] = [
     ["backoff.exponential", factory(backoff.exponential), ["base", "max", "multiplier"], {}],
@@ -328,7 +336,7 @@ describe("unknown keys", () => {
     ["jitter.equal", factory(jitter.equal), ["mode"], {}],
     ["jitter.decorrelatedAws", factory(jitter.decorrelatedAws), ["base", "max"], {}],
     ["jitter.normal", factory(jitter.normal), ["sigma", "stddev"], {}],
-    ["jitter.proportional", factory(jitter.proportional), ["factor", "maxDelta"], {}],
+    ["jitter.proportional", factory(jitter.proportional), ["spread", "maxSpread"], {}],
   ];
 
   it.each(factories)(
@@ -359,6 +367,46 @@ describe("unknown keys", () => {
   });
 
   it.each([
+    ["a slip of the keyboard", () => delays({ maxRetry: 3 } as never, 1), "Did you mean `maxRetries`?"],
+    ["a missing letter", () => retryOptions({ timout: 3 }), "Did you mean `timeout`?"],
+    ["a swap", () => backoff.exponential({ multilpier: 3 } as never), "Did you mean `multiplier`?"],
+    ["wrong case", () => backoff.exponential({ Base: 3 } as never), "Did you mean `base`?"],
+    ["maxDelay, now maxElapsed", () => retryOptions({ maxDelay: 3 }), "`maxDelay` was renamed `maxElapsed`."],
+    [
+      "in a rule",
+      () => retryOptions({ rules: [{ when: TypeError, maxDelay: 1 }] }),
+      "`maxDelay` was renamed `maxElapsed`.",
+    ],
+    [
+      "initial, now base",
+      () => new ResponsiveBackoff({ initial: 3 } as never),
+      "`initial` was renamed `base`.",
+    ],
+    ["ttl, now window", () => retryBudget({ ttl: 3 } as never), "`ttl` was renamed `window`."],
+    [
+      "factor, now spread",
+      () => jitter.proportional({ factor: 0.1 } as never),
+      "`factor` was renamed `spread`.",
+    ],
+    [
+      "maxDelta, now maxSpread",
+      () => jitter.proportional({ maxDelta: 1 } as never),
+      "`maxDelta` was renamed `maxSpread`.",
+    ],
+  ] as const)("an unknown option names the one meant: %s", (_what, make, hint) => {
+    const error = caught(make) as OptionError;
+    expect(error).toBeInstanceOf(OptionError);
+    expect(error.hint).toBe(hint);
+    expect(error.message.endsWith(`. ${hint}`)).toBe(true);
+  });
+
+  it("a name far from every known one gets no guess", () => {
+    const error = caught(() => delays({ zebraCrossing: 1 } as never, 1)) as OptionError;
+    expect(error).toBeInstanceOf(OptionError);
+    expect(error.hint).toBeUndefined();
+  });
+
+  it.each([
     ["backoff.exponential", factory(backoff.exponential)],
     ["jitter.full", factory(jitter.full)],
   ] as const)("%s: options must be an object", (where, make) => {
@@ -368,7 +416,7 @@ describe("unknown keys", () => {
 
   const topLevel = [
     "maxRetries",
-    "maxDelay",
+    "maxElapsed",
     "backoff",
     "jitter",
     "scale",
@@ -405,7 +453,7 @@ describe("unknown keys", () => {
   });
 
   it("rules reject an unknown key", () => {
-    const ruleKeys = ["when", "maxRetries", "maxDelay", "backoff", "jitter", "scale", "delayFrom"];
+    const ruleKeys = ["when", "maxRetries", "maxElapsed", "backoff", "jitter", "scale", "delayFrom"];
     fc.assert(
       fc.property(unknownKey(ruleKeys), fc.integer({ min: 0, max: 5 }), fc.integer(), (key, index, value) => {
         const rules = [
@@ -463,13 +511,13 @@ describe("jitter options", () => {
     );
   });
 
-  it("proportional: factor must be a finite number in [0, 1]", () => {
+  it("proportional: spread must be a finite number in [0, 1]", () => {
     const above1 = fc.double({ min: 1, max: 1e300, noNaN: true, minExcluded: true });
     fc.assert(
       fc.property(fc.oneof(badNonNegative, above1), (factor) => {
         expectOptionError(
-          () => jitter.proportional({ factor }),
-          "jitter.proportional: factor",
+          () => jitter.proportional({ spread: factor }),
+          "jitter.proportional: spread",
           "a finite number in [0, 1]",
           shown(factor),
         );
@@ -478,14 +526,14 @@ describe("jitter options", () => {
     );
   });
 
-  it("proportional: maxDelta must be >= 0 (Infinity allowed)", () => {
+  it("proportional: maxSpread must be >= 0 (Infinity allowed)", () => {
     fc.assert(
-      fc.property(badCap, (maxDelta) => {
+      fc.property(badCap, (maxSpread) => {
         expectOptionError(
-          () => jitter.proportional({ maxDelta }),
-          "jitter.proportional: maxDelta",
+          () => jitter.proportional({ maxSpread }),
+          "jitter.proportional: maxSpread",
           "a number >= 0 (Infinity allowed)",
-          shown(maxDelta),
+          shown(maxSpread),
         );
       }),
       runs,
@@ -550,7 +598,7 @@ describe("retry options", () => {
     );
   });
 
-  it.each(["maxDelay", "timeout"] as const)("%s must be a number, never NaN", (option) => {
+  it.each(["maxElapsed", "timeout"] as const)("%s must be a number, never NaN", (option) => {
     expectOptionError(
       () => delays({ [option]: Number.NaN }, 1),
       option,
@@ -848,8 +896,8 @@ describe("valid options never throw", () => {
     fc.double({ min: 0, max: 5, noNaN: true }).map((sigma) => () => jitter.normal({ sigma })),
     fc
       .record({
-        factor: fc.double({ min: 0, max: 1, noNaN: true }),
-        maxDelta: fc.oneof(
+        spread: fc.double({ min: 0, max: 1, noNaN: true }),
+        maxSpread: fc.oneof(
           fc.constant(Number.POSITIVE_INFINITY),
           fc.double({ min: 0, max: 1e9, noNaN: true }),
         ),
@@ -866,7 +914,7 @@ describe("valid options never throw", () => {
           {
             scale: fc.double({ min: 1e-6, max: 1e6, noNaN: true, minExcluded: true }),
             maxRetries: fc.oneof(fc.integer({ min: -5, max: 100 }), fc.constant(Number.POSITIVE_INFINITY)),
-            maxDelay: fc.oneof(fc.double({ noNaN: true }), fc.constant(Number.NEGATIVE_INFINITY)),
+            maxElapsed: fc.oneof(fc.double({ noNaN: true }), fc.constant(Number.NEGATIVE_INFINITY)),
             timeout: fc.oneof(fc.double({ noNaN: true }), fc.constant(Number.POSITIVE_INFINITY)),
           },
           { requiredKeys: [] },

@@ -25,13 +25,13 @@ import {
 
 export interface ResponsiveBackoffOptions extends SharingOptions {
   /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500 (seed 003). */
-  initial?: number;
+  base?: number;
   /** The largest delay, ms. Default 900,000 (15 min, seed 003). */
   max?: number;
-  /** Each new delay is uniform in [i − δ, i + δ], δ = min(factor × i, maxRandomization). In [0, 1]; default 0.3. */
-  randomizationFactor?: number;
+  /** Each new delay is uniform in [i − δ, i + δ], δ = min(factor × i, maxSpread). In [0, 1]; default 0.3. */
+  spread?: number;
   /** The cap on δ, ms. Default 120,000 (2 min, seed 003). */
-  maxRandomization?: number;
+  maxSpread?: number;
   /** Multiplies the delay on a failure; >= 1. Default 1.5 (seed 003). */
   upMultiplier?: number;
   /** Multiplies the delay after `downThreshold` successes; in (0, 1]. Default 0.9 (seed 003). */
@@ -54,7 +54,7 @@ export interface ResponsiveBackoffOptions extends SharingOptions {
 
 /** Everything a responsive backoff knows: one plain object, to read, store and restore. */
 export interface ResponsiveState {
-  /** The delay now, ms; 0 before the first failure and after shrinking below the initial interval. */
+  /** The delay now, ms; 0 before the first failure and after shrinking below the base delay. */
   current: number;
   /** Successes since the delay last shrank (or since it was 0). */
   successes: number;
@@ -97,10 +97,10 @@ export interface ResponsiveMetrics {
 }
 
 const KEYS = [
-  "initial",
+  "base",
   "max",
-  "randomizationFactor",
-  "maxRandomization",
+  "spread",
+  "maxSpread",
   "upMultiplier",
   "downMultiplier",
   "downThreshold",
@@ -121,10 +121,10 @@ const STATE_KEYS = [
 ] as const;
 
 export const RESPONSIVE_DEFAULTS = Object.freeze({
-  initial: 500,
+  base: 500,
   max: 900_000,
-  randomizationFactor: 0.3,
-  maxRandomization: 120_000,
+  spread: 0.3,
+  maxSpread: 120_000,
   upMultiplier: 1.5,
   downMultiplier: 0.9,
   downThreshold: 10,
@@ -142,17 +142,17 @@ export const RESPONSIVE_DEFAULTS = Object.freeze({
  * asks it for a delay on each failure (counting it as one) and tells it when a call succeeds.
  *
  * @example
- * const pace = new ResponsiveBackoff({ initial: 100 });
+ * const pace = new ResponsiveBackoff({ base: 100 });
  * const put = throttle((item) => table.put(item), pace); // every worker shares `pace`
  */
 export class ResponsiveBackoff implements Backoff {
   readonly name = "responsive";
-  /** v_base, for jitters that read it: the initial interval. */
+  /** v_base, for jitters that read it: the base delay. */
   readonly base: number;
   readonly max: number;
-  readonly #initial: number;
+  readonly #base: number;
   readonly #factor: number;
-  readonly #maxRandomization: number;
+  readonly #maxSpread: number;
   readonly #up: number;
   readonly #down: number;
   readonly #threshold: number;
@@ -183,13 +183,13 @@ export class ResponsiveBackoff implements Backoff {
   constructor(options?: ResponsiveBackoffOptions) {
     knownKeys("ResponsiveBackoff", options, KEYS);
     const o = { ...RESPONSIVE_DEFAULTS, ...options };
-    this.#initial = finiteAbove("ResponsiveBackoff: initial", o.initial, 0);
+    this.#base = finiteAbove("ResponsiveBackoff: base", o.base, 0);
     this.max = finiteAtLeast("ResponsiveBackoff: max", o.max, 0);
-    if (this.max < this.#initial)
-      throw new OptionError("ResponsiveBackoff: max", o.max, `>= initial (${this.#initial})`);
-    this.base = this.#initial;
-    this.#factor = finiteAtLeast("ResponsiveBackoff: randomizationFactor", o.randomizationFactor, 0, 1);
-    this.#maxRandomization = finiteAtLeast("ResponsiveBackoff: maxRandomization", o.maxRandomization, 0);
+    if (this.max < this.#base)
+      throw new OptionError("ResponsiveBackoff: max", o.max, `>= base (${this.#base})`);
+    this.base = this.#base;
+    this.#factor = finiteAtLeast("ResponsiveBackoff: spread", o.spread, 0, 1);
+    this.#maxSpread = finiteAtLeast("ResponsiveBackoff: maxSpread", o.maxSpread, 0);
     this.#up = finiteAtLeast("ResponsiveBackoff: upMultiplier", o.upMultiplier, 1);
     this.#down = finiteAtLeast("ResponsiveBackoff: downMultiplier", o.downMultiplier, Number.MIN_VALUE, 1);
     this.#threshold = integerAtLeast("ResponsiveBackoff: downThreshold", o.downThreshold, 1);
@@ -254,7 +254,7 @@ export class ResponsiveBackoff implements Backoff {
     }
     if (!recovering) scratch.#replay(batch.runs);
     const raisedAt = scratch.#raisedAt;
-    return { state: scratch.state(), raisedAt: Number.isFinite(raisedAt) ? raisedAt : null };
+    return { state: scratch.snapshot(), raisedAt: Number.isFinite(raisedAt) ? raisedAt : null };
   }
 
   #adopt(shared: SharedResponsive): void {
@@ -287,7 +287,7 @@ export class ResponsiveBackoff implements Backoff {
     });
   }
 
-  /** Records a failure: the delay grows (from 0 to the initial interval). Returns the delay to wait, ms. */
+  /** Records a failure: the delay grows (from 0 to the base delay). Returns the delay to wait, ms. */
   failure(): number {
     this.#record(FAILURE);
     const s = this.#state;
@@ -301,7 +301,7 @@ export class ResponsiveBackoff implements Backoff {
     s.wentUp += 1;
     const from = s.current;
     if (s.current === 0) {
-      s.current = this.#initial;
+      s.current = this.#base;
     } else {
       const next = this.#randomize(s.current * this.#up);
       s.current = next > this.max ? this.max : next;
@@ -312,7 +312,7 @@ export class ResponsiveBackoff implements Backoff {
   }
 
   /**
-   * Records a success: every `downThreshold` successes the delay shrinks, to 0 below the initial interval.
+   * Records a success: every `downThreshold` successes the delay shrinks, to 0 below the base delay.
    * Returns the delay to wait, ms (0, and not counted as a sleep, while the delay is 0).
    */
   success(): number {
@@ -326,7 +326,7 @@ export class ResponsiveBackoff implements Backoff {
       s.successes = 0;
       const from = s.current;
       const next = this.#randomize(s.current * this.#down);
-      s.current = next < this.#initial ? 0 : next;
+      s.current = next < this.#base ? 0 : next;
       if (this.#events.count("change") > 0 && !this.#quiet)
         this.#events.emit("change", { direction: "down", from, to: s.current });
     }
@@ -367,16 +367,16 @@ export class ResponsiveBackoff implements Backoff {
       ...scratchOptions(this.#options, this.#clock.now()),
       random: this.#random,
     });
-    copy.restore(this.state());
+    copy.restore(this.snapshot());
     copy.#raisedAt = this.#raisedAt;
     return copy;
   }
 
-  state(): ResponsiveState {
+  snapshot(): ResponsiveState {
     return { ...this.#state };
   }
 
-  /** Replaces the state with `state` (from `state()`, perhaps of another process), checked. */
+  /** Replaces the state with `state` (from `snapshot()`, perhaps of another process), checked. */
   restore(state: ResponsiveState): void {
     knownKeys("ResponsiveBackoff.restore", state, STATE_KEYS);
     for (const key of STATE_KEYS) {
@@ -392,11 +392,6 @@ export class ResponsiveBackoff implements Backoff {
     return this.failure();
   }
 
-  /** As a `Backoff`: the retry loop calls this when a call succeeds. */
-  succeeded(): void {
-    this.success();
-  }
-
   #slept(): number {
     const s = this.#state;
     // The store is out of reach and the fleet's pace unknown: the most careful pace.
@@ -406,10 +401,10 @@ export class ResponsiveBackoff implements Backoff {
     return delay;
   }
 
-  /** Uniform in [i − δ, i + δ], δ = min(factor × i, maxRandomization) (seed 003's getNextRandomInterval). */
+  /** Uniform in [i − δ, i + δ], δ = min(factor × i, maxSpread) (seed 003's getNextRandomInterval). */
   #randomize(interval: number): number {
     if (this.#factor === 0) return interval;
-    const delta = Math.min(this.#factor * interval, this.#maxRandomization);
+    const delta = Math.min(this.#factor * interval, this.#maxSpread);
     let draw: number;
     if (this.#drawing !== undefined) draw = this.#drawing();
     else {

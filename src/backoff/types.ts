@@ -21,7 +21,7 @@ export interface Backoff {
    * For a stateful backoff shared across calls (such as `ResponsiveBackoff`): the retry loop calls it
    * once each time a call that uses this backoff succeeds. Pure strategies leave it out.
    */
-  succeeded?(): void;
+  success?(): void;
   /**
    * For a stateful backoff: a copy whose state is this one's and changes apart from it. `delays()` asks
    * for one so that a preview never changes the live controller.

@@ -3,8 +3,8 @@
  * outage retries cannot multiply the load on the failing resource (seed 000's conclusion, after Marc
  * Brooker: backoff spreads retries out but does not reduce them). Two flavours:
  *
- * - ratio and floor over a window (Finagle's RetryBudget): within the last `ttl` ms, retries may be at
- *   most `ratio` × requests + `minPerSecond` × ttl / 1000;
+ * - ratio and floor over a window (Finagle's RetryBudget): within the last `window` ms, retries may be at
+ *   most `ratio` × requests + `minPerSecond` × window / 1000;
  * - tokens (gRPC's retry throttling): a bucket starts full at `maxTokens`; each failed attempt takes 1, each
  *   success gives back `tokenRatio`; no retry while the tokens are at or below half the bucket.
  */
@@ -27,7 +27,7 @@ export interface RatioBudgetOptions extends SharingOptions {
   /** Retries allowed per second whatever the traffic, >= 0. Default 10 (Finagle's minRetriesPerSec). */
   minPerSecond?: number;
   /** The window, ms, > 0. Default 10,000 (Finagle's ttl). */
-  ttl?: number;
+  window?: number;
   clock?: Clock;
 }
 
@@ -66,15 +66,15 @@ export interface RetryBudget {
   /** A call starts (the ratio flavour counts it as traffic). */
   request(): void;
   /** An attempt succeeded. */
-  succeeded(): void;
+  success(): void;
   /** An attempt failed. */
-  failed(): void;
+  failure(): void;
   /** May one more retry happen now? If so it is counted; if not, a `refused` event says so. */
   tryRetry(): boolean;
   /** Whether a retry would be allowed now, without taking it. */
   readonly available: boolean;
   on<K extends keyof BudgetEvents>(event: K, listener: (payload: BudgetEvents[K]) => void): Disposable;
-  state(): BudgetState;
+  snapshot(): BudgetState;
   restore(state: BudgetState): void;
   /** Whether the budget is shared through a store now (false without one, and while the store is down). */
   readonly shared: boolean;
@@ -93,7 +93,7 @@ class RatioBudget implements RetryBudget {
   readonly #floor: number;
   readonly #width: number;
   readonly #clock: Clock;
-  // The window as BUCKETS buckets of ttl / BUCKETS ms; index = bucket number mod BUCKETS.
+  // The window as BUCKETS buckets of window / BUCKETS ms; index = bucket number mod BUCKETS.
   #requests = new Array<number>(BUCKETS).fill(0);
   #retries = new Array<number>(BUCKETS).fill(0);
   #bucket: number;
@@ -101,9 +101,9 @@ class RatioBudget implements RetryBudget {
   constructor(options: RatioBudgetOptions) {
     this.#ratio = finiteAtLeast("retryBudget: ratio", options.ratio ?? 0.2, 0, 1000);
     const minPerSecond = finiteAtLeast("retryBudget: minPerSecond", options.minPerSecond ?? 10, 0);
-    const ttl = finiteAbove("retryBudget: ttl", options.ttl ?? 10_000, 0);
-    this.#floor = (minPerSecond * ttl) / 1000;
-    this.#width = ttl / BUCKETS;
+    const window = finiteAbove("retryBudget: window", options.window ?? 10_000, 0);
+    this.#floor = (minPerSecond * window) / 1000;
+    this.#width = window / BUCKETS;
     this.#clock = options.clock ?? systemClock;
     this.#bucket = Math.floor(this.#clock.now() / this.#width);
   }
@@ -209,9 +209,9 @@ class RatioBudget implements RetryBudget {
     return this.#bucket;
   }
 
-  succeeded(): void {}
+  success(): void {}
 
-  failed(): void {}
+  failure(): void {}
 
   get available(): boolean {
     this.#advance();
@@ -222,7 +222,7 @@ class RatioBudget implements RetryBudget {
 
   tryRetry(): boolean {
     if (!this.available) {
-      this.#events.emit("refused", { state: this.state() });
+      this.#events.emit("refused", { state: this.snapshot() });
       return false;
     }
     const i = this.#advance();
@@ -234,7 +234,7 @@ class RatioBudget implements RetryBudget {
     return this.#events.on(event, listener);
   }
 
-  state(): BudgetState {
+  snapshot(): BudgetState {
     this.#advance();
     return {
       kind: "ratio",
@@ -301,11 +301,11 @@ class TokenBudget implements RetryBudget {
 
   request(): void {}
 
-  succeeded(): void {
+  success(): void {
     this.#tokens = Math.min(this.#max, this.#tokens + this.#ratio);
   }
 
-  failed(): void {
+  failure(): void {
     this.#tokens = Math.max(0, this.#tokens - 1);
   }
 
@@ -315,7 +315,7 @@ class TokenBudget implements RetryBudget {
 
   tryRetry(): boolean {
     if (this.available) return true;
-    this.#events.emit("refused", { state: this.state() });
+    this.#events.emit("refused", { state: this.snapshot() });
     return false;
   }
 
@@ -323,7 +323,7 @@ class TokenBudget implements RetryBudget {
     return this.#events.on(event, listener);
   }
 
-  state(): BudgetState {
+  snapshot(): BudgetState {
     return { kind: "tokens", tokens: this.#tokens };
   }
 
@@ -547,7 +547,7 @@ class SharedBudget implements RetryBudget {
     );
     scratch.add(0, topUp);
     this.#granted = { lease: topUp, revoke, mark: scratch.bucket };
-    return scratch.state();
+    return scratch.snapshot();
   }
 
   #mergeTokens(shared: unknown, batch: BudgetBatch, now: number, recovering: boolean): SharedTokens {
@@ -624,13 +624,13 @@ class SharedBudget implements RetryBudget {
     if (this.#local instanceof RatioBudget) addToRuns(this.#batch.requests, this.#local.lastBucket);
   }
 
-  succeeded(): void {
-    this.#local.succeeded();
+  success(): void {
+    this.#local.success();
     this.#batch.successes += 1;
   }
 
-  failed(): void {
-    this.#local.failed();
+  failure(): void {
+    this.#local.failure();
     this.#batch.failures += 1;
   }
 
@@ -663,7 +663,7 @@ class SharedBudget implements RetryBudget {
         }
       } else this.#replica.soon();
     }
-    if (!ok) this.#events.emit("refused", { state: this.state() });
+    if (!ok) this.#events.emit("refused", { state: this.snapshot() });
     return ok;
   }
 
@@ -672,8 +672,8 @@ class SharedBudget implements RetryBudget {
   }
 
   /** The local copy's state: the fleet's as of the last exchange, with this process's counts since (leases count as spent). */
-  state(): BudgetState {
-    return this.#local.state();
+  snapshot(): BudgetState {
+    return this.#local.snapshot();
   }
 
   /** Replaces the local copy's state, which decides while the store is down; the next exchange replaces it again. */
@@ -722,7 +722,7 @@ export function retryBudget(options: RatioBudgetOptions | TokenBudgetOptions = {
   const tokens =
     options !== null && typeof options === "object" && ("maxTokens" in options || "tokenRatio" in options);
   if (tokens) knownKeys("retryBudget", options, ["maxTokens", "tokenRatio", "clock", ...SHARING_KEYS]);
-  else knownKeys("retryBudget", options, ["ratio", "minPerSecond", "ttl", "clock", ...SHARING_KEYS]);
+  else knownKeys("retryBudget", options, ["ratio", "minPerSecond", "window", "clock", ...SHARING_KEYS]);
   const sharing = sharingOptions("retryBudget", options);
   const clock = options.clock ?? systemClock;
   if (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function") {

@@ -4,25 +4,26 @@
  */
 
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { parseDuration } from "../core/duration.js";
+import { suggestion } from "../core/validate.js";
 
 /** A bad command line: the CLI prints its message and exits with status 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
 /**
- * A duration in ms from "1.5s", "200ms", "2m", "1h", or a bare number in `bareUnit` ("ms" or "s").
+ * A duration in ms from "1.5s", "200ms", "2m", "1h", or a bare number in `bareUnit` ("ms" or "s"): the
+ * parser config files use too.
  */
 export function duration(flag: string, text: string, bareUnit: "ms" | "s" = "ms"): number {
-  const match = /^(-?\d+(?:\.\d+)?|-?\.\d+)(ms|s|m|h)?$/.exec(text.trim());
-  if (match === null) {
+  const ms = parseDuration(text, bareUnit);
+  if (ms === undefined) {
     throw new UsageError(
       `--${flag} must be a duration such as 1.5s, 200ms or 2m (a bare number is in ${bareUnit}); got "${text}"`,
     );
   }
-  return Number(match[1]) * (UNITS[match[2] ?? bareUnit] as number);
+  return ms;
 }
 
 export function number(flag: string, text: string, check: (n: number) => boolean, allowed: string): number {
@@ -64,6 +65,27 @@ export function parseCommand<T extends ParseArgsConfig>(
   try {
     return parseArgs(config);
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\nRun robustly ${command} --help for the options.`);
+    throw new UsageError(
+      `${describeError(error, Object.keys(config.options ?? {}))}\n\nRun robustly ${command} --help for the options.`,
+    );
   }
+}
+
+const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/**
+ * What went wrong, in one line; for an unknown flag with the flag meant: "unknown option --max-delay:
+ * `--max-delay` was renamed `--max-elapsed`." or "unknown option --timout: did you mean `--timeout`?".
+ */
+function describeError(error: unknown, flags: readonly string[]): string {
+  const message = (error as Error).message;
+  if ((error as { code?: string }).code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return message;
+  const flag = /'(-{1,2}[^'=]+)/.exec(message)?.[1];
+  if (flag === undefined) return message;
+  // Option names are camelCase and flags kebab-case: compare them as options, show them as flags.
+  const hint = suggestion(camel(flag.replace(/^-+/, "")), flags.map(camel), (name) => `\`--${kebab(name)}\``);
+  const said = `unknown option ${flag}`;
+  if (hint === undefined) return `${said} (to pass an argument that starts with "-", put it after "--")`;
+  return `${said}: ${hint.charAt(0).toLowerCase()}${hint.slice(1)}`;
 }

@@ -15,7 +15,7 @@ export const POLICY_FLAGS = {
   config: text,
   timeout: text,
   "max-retries": text,
-  "max-delay": text,
+  "max-elapsed": text,
   backoff: text,
   base: text,
   max: text,
@@ -30,8 +30,8 @@ export const POLICY_FLAGS = {
   mode: text,
   sigma: text,
   stddev: text,
-  factor: text,
-  "max-delta": text,
+  spread: text,
+  "max-spread": text,
   scale: text,
   seed: text,
   "retry-on": text,
@@ -42,7 +42,7 @@ export const POLICY_HELP = `Policy (times in ms unless a unit is given: 1.5s, 20
   --config FILE            a policy as JSON (the flags below override it)
   --timeout T              per-attempt timeout (default: none)
   --max-retries N          retries allowed; negative = no limit (default 3)
-  --max-delay T            total time allowed since the first attempt (default: no limit)
+  --max-elapsed T            total time allowed since the first attempt (default: no limit)
   --backoff NAME           exponential (default), linear, fibonacci, polynomial, random, constant, none, slotted
   --base T --max T         v_base (default 1s) and v_max (default: none; random needs one)
   --multiplier M           exponential: m >= 1 (default 2)
@@ -54,7 +54,7 @@ export const POLICY_HELP = `Policy (times in ms unless a unit is given: 1.5s, 20
   --jitter NAME            full (default), equal, none, decorrelated, decorrelatedAws, normal, proportional
   --mode MODE              full and equal: uniform (default) or choice
   --sigma F --stddev T     normal: sd as a fraction of the delay (default 0.1), or in time
-  --factor F --max-delta T proportional: randomization factor (default 0.3) and its cap (default 2m)
+  --spread F --max-spread T proportional: δ as a share of the delay (default 0.3) and its cap (default 2m)
   --scale F                multiplies every delay (default 1)
   --seed S                 seeds the randomness, for repeatable jitter
   --retry-on NAMES         error names or codes to retry (default: every error)
@@ -81,7 +81,7 @@ const JITTER_OPTIONS: Record<string, readonly string[]> = {
   decorrelated: [],
   decorrelatedAws: ["base", "max"],
   normal: ["sigma", "stddev"],
-  proportional: ["factor", "maxDelta"],
+  proportional: ["spread", "maxSpread"],
 };
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -115,7 +115,7 @@ export function policyConfig(values: Values): RetryConfig {
   if (values.timeout !== undefined) config.timeout = values.timeout;
   if (values["max-retries"] !== undefined)
     config.maxRetries = numberFlag("max-retries", values["max-retries"]);
-  if (values["max-delay"] !== undefined) config.maxDelay = values["max-delay"];
+  if (values["max-elapsed"] !== undefined) config.maxElapsed = values["max-elapsed"];
   if (values.scale !== undefined) config.scale = numberFlag("scale", values.scale);
   if (values["retry-on"] !== undefined) config.retryOn = values["retry-on"].split(",").map((s) => s.trim());
 
@@ -137,8 +137,8 @@ export function policyConfig(values: Values): RetryConfig {
     mode: values.mode,
     sigma: values.sigma === undefined ? undefined : numberFlag("sigma", values.sigma),
     stddev: values.stddev,
-    factor: values.factor === undefined ? undefined : numberFlag("factor", values.factor),
-    maxDelta: values["max-delta"],
+    spread: values.spread === undefined ? undefined : numberFlag("spread", values.spread),
+    maxSpread: values["max-spread"],
   };
   const given = (flags: Record<string, unknown>) => Object.entries(flags).filter(([, v]) => v !== undefined);
   config.backoff = merge(

@@ -36,7 +36,7 @@ ${POLICY_HELP}`;
 /** What `run` says when the policy stops retrying, by the reason it gives. */
 const GIVE_UP: Record<GiveUpReason, string> = {
   retries: "no retries left (--max-retries)",
-  elapsed: "the next attempt would start past --max-delay",
+  elapsed: "the next attempt would start past --max-elapsed",
   "not-retryable": "not retryable (--retry-on, --retry-on-exit)",
   permanent: "a permanent failure",
   budget: "the retry budget is spent",

@@ -7,7 +7,9 @@
  */
 import { backoff } from "../backoff/index.js";
 import type { Backoff } from "../backoff/types.js";
+import { DURATION_FORMS, parseDuration } from "../core/duration.js";
 import { OptionError } from "../core/errors.js";
+import { suggestion } from "../core/validate.js";
 import { jitter } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
 import { type RetryOptions, type RetryPolicy, type RetryRule, resolveOptions } from "../policy/options.js";
@@ -20,7 +22,7 @@ export type JitterConfig = string | ({ name: string } & Record<string, unknown>)
 /** The JSON form of a policy (the top level, or a rule with `when`). */
 export interface PolicyConfig {
   maxRetries?: number;
-  maxDelay?: number | string;
+  maxElapsed?: number | string;
   backoff?: BackoffConfig;
   jitter?: JitterConfig;
   scale?: number;
@@ -34,26 +36,15 @@ export interface RetryConfig extends PolicyConfig {
   rules?: (PolicyConfig & { when: string | string[] })[];
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
 /**
  * A time from a number (ms) or a string with a unit: "1.5s", "200ms", "2m", "1h"; a bare number in a
  * string is ms. Negative values keep their meaning ("no limit" where the option allows it).
  */
 export function parseTime(path: string, value: unknown): number {
-  if (typeof value === "number") {
-    if (Number.isNaN(value)) throw new OptionError(path, value, 'a number of ms or a time such as "1.5s"');
-    return value;
-  }
-  if (typeof value === "string") {
-    const match = /^\s*(-?(?:\d+(?:\.\d*)?|\.\d+))\s*(ms|s|m|h)?\s*$/.exec(value);
-    if (match !== null) return Number(match[1]) * (UNITS[match[2] ?? "ms"] as number);
-  }
-  throw new OptionError(
-    path,
-    value,
-    'a number of ms or a time with a unit, such as "1.5s", "200ms", "2m" or "1h"',
-  );
+  if (typeof value === "number" && !Number.isNaN(value)) return value;
+  const ms = typeof value === "string" ? parseDuration(value) : undefined;
+  if (ms === undefined) throw new OptionError(path, value, DURATION_FORMS);
+  return ms;
 }
 
 // Which options of each strategy are times (converted from strings) and which are plain values.
@@ -74,7 +65,7 @@ const JITTER_TIMES: Record<keyof typeof jitter, readonly string[]> = {
   decorrelated: [],
   decorrelatedAws: ["base", "max"],
   normal: ["stddev"],
-  proportional: ["maxDelta"],
+  proportional: ["maxSpread"],
 };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -99,7 +90,7 @@ function strategy<K extends string>(
   }
   const name = named.name as K;
   if (!names.includes(name)) {
-    throw new OptionError(`${path}.name`, named.name, `one of ${names.join(", ")}`);
+    throw new OptionError(`${path}.name`, named.name, `one of ${names.join(", ")}`, suggestion(name, names));
   }
   const { name: _, ...rest } = named;
   const timed = times[name];
@@ -135,7 +126,7 @@ function withPath<T>(path: string, make: () => T): T {
         error.message.indexOf(" must be ") + " must be ".length,
         error.message.lastIndexOf("; got "),
       );
-      throw new OptionError(`${path}.${key}`, error.value, allowed);
+      throw new OptionError(`${path}.${key}`, error.value, allowed, error.hint);
     }
     throw error;
   }
@@ -149,7 +140,7 @@ function names(path: string, value: unknown): string | string[] {
   throw new OptionError(path, value, "an error name or code, or a non-empty list of them");
 }
 
-const POLICY_KEYS = ["maxRetries", "maxDelay", "backoff", "jitter", "scale"];
+const POLICY_KEYS = ["maxRetries", "maxElapsed", "backoff", "jitter", "scale"];
 const TOP_KEYS = [...POLICY_KEYS, "timeout", "retryOn", "rules"];
 
 function policy(path: string, value: Record<string, unknown>, known: readonly string[]): RetryPolicy {
@@ -160,12 +151,13 @@ function policy(path: string, value: Record<string, unknown>, known: readonly st
         `${prefix}${key}`,
         value[key],
         `one of the known keys (${known.join(", ")}); unknown key`,
+        suggestion(key, known),
       );
     }
   }
   const out: RetryPolicy = {};
   if (value.maxRetries !== undefined) out.maxRetries = value.maxRetries as number;
-  if (value.maxDelay !== undefined) out.maxDelay = parseTime(`${prefix}maxDelay`, value.maxDelay);
+  if (value.maxElapsed !== undefined) out.maxElapsed = parseTime(`${prefix}maxElapsed`, value.maxElapsed);
   if (value.backoff !== undefined) out.backoff = backoffFromConfig(value.backoff, `${prefix}backoff`);
   if (value.jitter !== undefined) out.jitter = jitterFromConfig(value.jitter, `${prefix}jitter`);
   if (value.scale !== undefined) out.scale = value.scale as number;

@@ -65,10 +65,13 @@ export class OptionError extends TypeError {
   override readonly name = "OptionError";
   readonly option: string;
   readonly value: unknown;
-  constructor(option: string, value: unknown, allowed: string) {
-    super(`${option} must be ${allowed}; got ${describe(value)}`);
+  /** For a misspelt or renamed option: the name meant ("did you mean `maxRetries`?"). */
+  readonly hint: string | undefined;
+  constructor(option: string, value: unknown, allowed: string, hint?: string) {
+    super(`${option} must be ${allowed}; got ${describe(value)}${hint === undefined ? "" : `. ${hint}`}`);
     this.option = option;
     this.value = value;
+    this.hint = hint;
   }
 }
 

@@ -15,7 +15,7 @@ export type GiveUpReason =
 /** What `retryReport` tells about an error a call ended with. */
 export interface RetryReport {
   /**
-   * Why the call stopped retrying: `retries` (maxRetries reached), `elapsed` (maxDelay reached),
+   * Why the call stopped retrying: `retries` (maxRetries reached), `elapsed` (maxElapsed reached),
    * `not-retryable`, `permanent` (a `PermanentError`), `budget` (refused by the retry budget), `breaker`
    * (refused by an open circuit).
    */

@@ -44,7 +44,7 @@ export function integerAtLeast(option: string, value: unknown, min: number): num
 
 /**
  * A limit where a negative number means "no limit" (seed 000's convention for timeout, max-retries and
- * max-delay): any finite number, or ±Infinity. `integer` requires whole numbers.
+ * max-elapsed): any finite number, or ±Infinity. `integer` requires whole numbers.
  */
 export function limit(option: string, value: unknown, integer: boolean): number {
   const ok =
@@ -73,7 +73,89 @@ export function boolean(option: string, value: unknown): boolean {
   return value;
 }
 
-/** Rejects keys that are not in `known`, listing the known ones. */
+/**
+ * Options that were renamed, old name → new name. An old name fails at once with an error that names the
+ * new one (wherever the new name is an option of that kind).
+ */
+export const RENAMED: Readonly<Record<string, string>> = Object.freeze({
+  maxDelay: "maxElapsed",
+  initial: "base",
+  randomizationFactor: "spread",
+  maxRandomization: "maxSpread",
+  factor: "spread",
+  maxDelta: "maxSpread",
+  ttl: "window",
+});
+
+/** Edit distance (insertions, deletions, substitutions, adjacent swaps), case-insensitive. */
+export function editDistance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  const rows = Array.from({ length: x.length + 1 }, (_, i) => {
+    const row = new Array<number>(y.length + 1).fill(0);
+    row[0] = i;
+    return row;
+  });
+  for (let j = 0; j <= y.length; j++) (rows[0] as number[])[j] = j;
+  for (let i = 1; i <= x.length; i++) {
+    const row = rows[i] as number[];
+    const above = rows[i - 1] as number[];
+    for (let j = 1; j <= y.length; j++) {
+      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
+      let best = Math.min(
+        (above[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (above[j - 1] as number) + cost,
+      );
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) {
+        best = Math.min(best, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+      }
+      row[j] = best;
+    }
+  }
+  return (rows[x.length] as number[])[y.length] as number;
+}
+
+/**
+ * The known name nearest to `name`: the new name of a renamed option, else the closest by edit distance
+ * (or one that contains it, or that it contains), when close enough to be a likely slip; else undefined.
+ */
+export function nearest(name: string, known: readonly string[]): string | undefined {
+  const renamed = RENAMED[name];
+  if (renamed !== undefined && known.includes(renamed)) return renamed;
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of known) {
+    const d = editDistance(name, candidate);
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  if (best === undefined) return undefined;
+  const lower = name.toLowerCase();
+  const contained = known.find((k) => k.toLowerCase().includes(lower) || lower.includes(k.toLowerCase()));
+  if (bestDistance <= Math.max(2, Math.ceil(name.length * 0.4))) return best;
+  return lower.length >= 3 ? contained : undefined;
+}
+
+/** What to say of an unknown name: "`maxDelay` was renamed `maxElapsed`." or "Did you mean `maxRetries`?". */
+export function suggestion(
+  name: string,
+  known: readonly string[],
+  quote = (k: string) => `\`${k}\``,
+): string | undefined {
+  const renamed = RENAMED[name];
+  if (renamed !== undefined && known.includes(renamed))
+    return `${quote(name)} was renamed ${quote(renamed)}.`;
+  const near = nearest(name, known);
+  return near === undefined ? undefined : `Did you mean ${quote(near)}?`;
+}
+
+/**
+ * Rejects keys that are not in `known`: the error names the key, its value, the known keys and the
+ * nearest of them (or the new name of a renamed option).
+ */
 export function knownKeys(where: string, value: unknown, known: readonly string[]): void {
   if (value === undefined) return;
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
@@ -85,6 +167,7 @@ export function knownKeys(where: string, value: unknown, known: readonly string[
         `${where}.${key}`,
         (value as Record<string, unknown>)[key],
         `one of the known options (${known.join(", ")}); unknown option`,
+        suggestion(key, known),
       );
     }
   }

@@ -80,7 +80,7 @@ export interface HedgeOptions {
   /**
    * A retry budget shared with other calls: the call counts as one request, and each hedge must be
    * granted by `tryRetry()`. A refused hedge does not start, nor does any later one of the same call.
-   * Failed attempts report `failed()`, the winner `succeeded()`.
+   * Failed attempts report `failure()`, the winner `success()`.
    */
   budget?: RetryBudget;
   /** Aborts the call: every attempt is aborted with the signal's reason, and the call rejects with it. */
@@ -337,7 +337,7 @@ class HedgedCall<T> {
     if (this.#done || !this.#running.delete(running)) return;
     running.scope.release();
     const losers = [...this.#running];
-    if (this.#reports && running.claim?.inner === false) this.#options.budget?.succeeded();
+    if (this.#reports && running.claim?.inner === false) this.#options.budget?.success();
     this.#finish(running.attempt);
     this.out.resolve(value);
     const tracker = this.#options.tracker;
@@ -355,7 +355,7 @@ class HedgedCall<T> {
     if (this.#done || !this.#running.delete(running)) return;
     running.scope.release();
     this.#lastError = error;
-    if (this.#reports && running.claim?.inner === false) this.#options.budget?.failed();
+    if (this.#reports && running.claim?.inner === false) this.#options.budget?.failure();
     if (error instanceof PermanentError) {
       // As in retry: a PermanentError ends the call at once (the edge unwraps it).
       this.#finish(

@@ -3,33 +3,34 @@ import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js
 import type { Jitter } from "./types.js";
 
 export interface ProportionalJitterOptions {
-  /** The randomization factor, in [0, 1]. Default 0.3 (seed 003). */
-  factor?: number;
-  /** The cap on δ in ms (Infinity allowed). Default 120000, two minutes (seed 003). */
-  maxDelta?: number;
+  /** δ as a share of the delay (a "randomization factor"), in [0, 1]. Default 0.3. */
+  spread?: number;
+  /** The cap on δ in ms (Infinity allowed). Default 120000, two minutes. */
+  maxSpread?: number;
 }
 
 /**
- * Seed 003's randomization factor with a cap: uniform in [d − δ, d + δ] where δ = min(factor × d, maxDelta).
+ * A randomization factor with a cap (as in Google's ExponentialBackOff): uniform in [d − δ, d + δ] where
+ * δ = min(spread × d, maxSpread).
  *
  * @example
- * jitter.proportional({ factor: 0.2 }); // 1000 becomes anything in [800, 1200]
+ * jitter.proportional({ spread: 0.2 }); // 1000 becomes anything in [800, 1200]
  */
 export function proportional(options?: ProportionalJitterOptions): Jitter {
-  knownKeys("jitter.proportional", options, ["factor", "maxDelta"]);
-  const factor = finiteAtLeast("jitter.proportional: factor", options?.factor ?? 0.3, 0, 1);
-  const maxDelta = atLeastOrInfinity("jitter.proportional: maxDelta", options?.maxDelta ?? 120_000, 0);
+  knownKeys("jitter.proportional", options, ["spread", "maxSpread"]);
+  const spread = finiteAtLeast("jitter.proportional: spread", options?.spread ?? 0.3, 0, 1);
+  const maxSpread = atLeastOrInfinity("jitter.proportional: maxSpread", options?.maxSpread ?? 120_000, 0);
   return {
     name: "proportional",
     apply({ backoff, retries, random }) {
       const d = backoff.delay(retries, random);
-      const delta = proportionalDelta(d, factor, maxDelta);
+      const delta = proportionalDelta(d, spread, maxSpread);
       return delta === 0 ? d : uniform(random, d - delta, d + delta);
     },
   };
 }
 
 /** δ for a delay d (exported for the responsive backoff, which applies the same rule). */
-export function proportionalDelta(d: number, factor: number, maxDelta: number): number {
-  return Math.min(factor * d, maxDelta);
+export function proportionalDelta(d: number, spread: number, maxSpread: number): number {
+  return Math.min(spread * d, maxSpread);
 }

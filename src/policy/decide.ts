@@ -32,7 +32,7 @@ export class RetryState {
 
   /**
    * The first policy whose matcher accepts `error` decides: no retry once it has granted `maxRetries`,
-   * when its `maxDelay` is 0, or when the sleep would end past its `maxDelay` (measured from the first
+   * when its `maxElapsed` is 0, or when the sleep would end past its `maxElapsed` (measured from the first
    * attempt, `elapsed` ms ago). Otherwise the retry is granted and counted.
    */
   decide(error: unknown, elapsed: number, random: Random): Decision | GiveUpReason {
@@ -42,7 +42,7 @@ export class RetryState {
       if (!policy.match(error)) continue;
       const state = this.#states[i] as PolicyState;
       if (state.granted >= policy.maxRetries) return "retries";
-      if (policy.maxDelay === 0) return "elapsed";
+      if (policy.maxElapsed === 0) return "elapsed";
       let delay = nextDelay(policy, state, random);
       if (policy.delayFrom !== undefined) {
         // The server's hint replaces the computed delay; garbage (NaN, negative, not a number) is ignored.
@@ -51,7 +51,7 @@ export class RetryState {
         if (typeof hinted === "number" && hinted >= 0 && !Number.isNaN(hinted))
           delay = Math.min(hinted, MAX_TIMER_DELAY);
       }
-      return elapsed + delay > policy.maxDelay ? "elapsed" : { policy: i, delay };
+      return elapsed + delay > policy.maxElapsed ? "elapsed" : { policy: i, delay };
     }
     return "not-retryable";
   }

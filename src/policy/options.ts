@@ -12,7 +12,8 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { warnOnce } from "../core/events.js";
 import { type Random, systemRandom } from "../core/random.js";
-import { finiteAbove, knownKeys, limit, optionalFunction } from "../core/validate.js";
+import { keysOf, read } from "../core/schema.js";
+import { knownKeys } from "../core/validate.js";
 import type { HedgeOptions } from "../hedge/hedge.js";
 import { toJitter } from "../jitter/common.js";
 import { full } from "../jitter/full.js";
@@ -20,6 +21,7 @@ import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
 import type { GiveUpEvent } from "../retry/step.js";
 import { compileMatcher, type ErrorMatcher } from "./matcher.js";
+import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "./schema.js";
 
 /**
  * What the operation receives on each attempt: the execution context (signal, attempt, retries, elapsed,
@@ -48,7 +50,7 @@ export interface RetryPolicy {
   /** Retries allowed: 0 = none, negative or Infinity = no limit. Default 3. */
   maxRetries?: number;
   /** Total time allowed since the first attempt, in ms: 0 = no retry, negative or Infinity = no limit. Default: no limit. */
-  maxDelay?: number;
+  maxElapsed?: number;
   /** Default `backoff.exponential({ base: 1000, max: 30_000 })`. */
   backoff?: BackoffLike;
   /** Default `jitter.full()`. */
@@ -58,7 +60,7 @@ export interface RetryPolicy {
   /**
    * The server's word on when to retry (Polly's DelayGenerator): given the failed attempt's error (or,
    * for `retryOnResult`, its value), return a delay in ms to use instead of the computed one, or undefined
-   * to keep it. `retryAfter(response)` reads an HTTP Retry-After. The delay still counts against maxDelay.
+   * to keep it. `retryAfter(response)` reads an HTTP Retry-After. The delay still counts against maxElapsed.
    */
   delayFrom?: (outcome: unknown) => number | undefined;
 }
@@ -128,7 +130,7 @@ export interface ResolvedPolicy {
   /** Infinity for no limit. */
   readonly maxRetries: number;
   /** Infinity for no limit. */
-  readonly maxDelay: number;
+  readonly maxElapsed: number;
   readonly backoff: Backoff;
   readonly jitter: Jitter;
   readonly scale: number;
@@ -145,7 +147,7 @@ export interface ResolvedRetry<T> {
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
   readonly onGiveUp: ((event: GiveUpEvent) => void) | undefined;
   readonly onCallbackError: (error: unknown, callback: string) => void;
-  /** The distinct backoffs of the policies that want to hear of a success (`Backoff.succeeded`). */
+  /** The distinct backoffs of the policies that want to hear of a success (`Backoff.success`). */
   readonly successHooks: readonly Backoff[];
   readonly budget: RetryBudget | undefined;
 }
@@ -163,35 +165,14 @@ export interface ResolvedOptions<T> {
   readonly chaos: ChaosOptions<T> | undefined;
 }
 
-const POLICY_KEYS = ["maxRetries", "maxDelay", "backoff", "jitter", "scale", "delayFrom"] as const;
-const RULE_KEYS = ["when", ...POLICY_KEYS] as const;
-const STEP_KEYS = [
-  ...POLICY_KEYS,
-  "retryOn",
-  "retryOnResult",
-  "rules",
-  "onSuccess",
-  "onError",
-  "onRetry",
-  "onGiveUp",
-  "onCallbackError",
-  "budget",
-] as const;
-const OPTION_KEYS = [
-  ...STEP_KEYS,
-  "timeout",
-  "signal",
-  "clock",
-  "random",
-  "breaker",
-  "hedge",
-  "chaos",
-] as const;
+const RULE_KEYS = keysOf(RULE_SCHEMA);
+const STEP_KEYS = keysOf(RETRY_STEP_SCHEMA);
+const OPTION_KEYS = keysOf(RETRY_SCHEMA);
 
 /** The defaults, documented in the README. */
 export const DEFAULTS = Object.freeze({
   maxRetries: 3,
-  maxDelay: -1,
+  maxElapsed: -1,
   timeout: -1,
   scale: 1,
   backoffBase: 1000,
@@ -208,16 +189,11 @@ function resolvePolicy(
   match: (e: unknown) => boolean,
 ): ResolvedPolicy {
   const prefix = where === "" ? "" : `${where}.`;
+  const field = <V>(key: string, value: V): V => read(RULE_SCHEMA, key, value, `${prefix}${key}`);
   return {
     match,
-    maxRetries:
-      value.maxRetries === undefined
-        ? (fallback?.maxRetries ?? DEFAULTS.maxRetries)
-        : limit(`${prefix}maxRetries`, value.maxRetries, true),
-    maxDelay:
-      value.maxDelay === undefined
-        ? (fallback?.maxDelay ?? Number.POSITIVE_INFINITY)
-        : limit(`${prefix}maxDelay`, value.maxDelay, false),
+    maxRetries: field("maxRetries", value.maxRetries) ?? fallback?.maxRetries ?? DEFAULTS.maxRetries,
+    maxElapsed: field("maxElapsed", value.maxElapsed) ?? fallback?.maxElapsed ?? Number.POSITIVE_INFINITY,
     backoff:
       value.backoff === undefined
         ? (fallback?.backoff ?? defaultBackoff)
@@ -226,20 +202,9 @@ function resolvePolicy(
       value.jitter === undefined
         ? (fallback?.jitter ?? defaultJitter)
         : toJitter(value.jitter, `${prefix}jitter`),
-    scale:
-      value.scale === undefined
-        ? (fallback?.scale ?? DEFAULTS.scale)
-        : finiteAbove(`${prefix}scale`, value.scale, 0),
-    delayFrom:
-      value.delayFrom === undefined
-        ? fallback?.delayFrom
-        : checkedFunction(`${prefix}delayFrom`, value.delayFrom),
+    scale: field("scale", value.scale) ?? fallback?.scale ?? DEFAULTS.scale,
+    delayFrom: field("delayFrom", value.delayFrom) ?? fallback?.delayFrom,
   };
-}
-
-function checkedFunction<F>(option: string, value: F): F {
-  optionalFunction(option, value);
-  return value;
 }
 
 /** Checks a retry step's options and fills in the defaults. Throws an `OptionError` naming the first bad one. */
@@ -249,12 +214,9 @@ export function resolveRetry<T>(
 ): ResolvedRetry<T> {
   const o = options ?? {};
   knownKeys("options", options, known);
-  optionalFunction("retryOnResult", o.retryOnResult);
-  optionalFunction("onSuccess", o.onSuccess);
-  optionalFunction("onError", o.onError);
-  optionalFunction("onRetry", o.onRetry);
-  optionalFunction("onGiveUp", o.onGiveUp);
-  optionalFunction("onCallbackError", o.onCallbackError);
+  for (const key of ["retryOnResult", "onSuccess", "onError", "onRetry", "onGiveUp", "onCallbackError"]) {
+    read(RETRY_STEP_SCHEMA, key, (o as Record<string, unknown>)[key]);
+  }
   if (o.budget !== undefined && (typeof o.budget !== "object" || typeof o.budget?.tryRetry !== "function")) {
     throw new OptionError("budget", o.budget, "a retry budget (from retryBudget())");
   }
@@ -278,7 +240,7 @@ export function resolveRetry<T>(
   }
   policies.push(top);
   const successHooks = [...new Set(policies.map((p) => p.backoff))].filter(
-    (b) => typeof b.succeeded === "function",
+    (b) => typeof b.success === "function",
   );
   return {
     successHooks,
@@ -305,7 +267,7 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
   ) {
     throw new OptionError("clock", o.clock, "a Clock with now() and setTimer(ms, callback) methods");
   }
-  optionalFunction("random", o.random);
+  read(RETRY_SCHEMA, "random", o.random);
   if (
     o.breaker !== undefined &&
     (typeof o.breaker !== "object" || typeof o.breaker?.acquire !== "function")
@@ -314,7 +276,7 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
   }
   return {
     retry,
-    timeout: limit("timeout", o.timeout ?? DEFAULTS.timeout, false),
+    timeout: read(RETRY_SCHEMA, "timeout", o.timeout) ?? Number.POSITIVE_INFINITY,
     signal: o.signal,
     clock: o.clock ?? systemClock,
     random: o.random ?? systemRandom,

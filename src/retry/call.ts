@@ -127,7 +127,7 @@ export class RetryCall<T> {
     let error: unknown;
     try {
       if (this.#step.accepted(value, attempt.attempt, this.#scope.clock, this.#start)) {
-        if (this.#claim?.inner === false) this.#options.budget?.succeeded();
+        if (this.#claim?.inner === false) this.#options.budget?.success();
         this.#finish();
         this.out.resolve(value);
         return;
@@ -154,7 +154,7 @@ export class RetryCall<T> {
   }
 
   /** `reportTo`: the budget to tell of the failure, when this step is the one that tells it. */
-  #afterFailure(error: unknown, attemptNumber: number, reportTo: { failed(): void } | undefined): void {
+  #afterFailure(error: unknown, attemptNumber: number, reportTo: { failure(): void } | undefined): void {
     const options = this.#options;
     const scope = this.#scope;
     const clock = scope.clock;
@@ -169,7 +169,7 @@ export class RetryCall<T> {
       this.#giveUp(error, "breaker", attemptNumber - 1, clock.now() - this.#start);
       return;
     }
-    reportTo?.failed();
+    reportTo?.failure();
     this.#step.failedAttempt(error, this.#retries);
     // A callback may have aborted the caller's signal, which ended the call.
     if (this.#done) return;

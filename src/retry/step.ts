@@ -130,7 +130,7 @@ export class RetryStep<T = unknown> implements Step {
     const options = this.resolved;
     if (options.retryOnResult?.(value)) return false;
     // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
-    for (const backoff of options.successHooks) backoff.succeeded?.();
+    for (const backoff of options.successHooks) backoff.success?.();
     const onSuccess = options.onSuccess;
     if (onSuccess !== undefined) safeCall(options.onCallbackError, "onSuccess", () => onSuccess(value));
     if (this.#events.has("success")) {

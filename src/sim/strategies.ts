@@ -30,7 +30,7 @@ export interface Strategy {
 
 /** The budget the scenarios compare: retries at most 10% of requests, plus 1 per second (Finagle's form). */
 const tenPercent = (clock: Clock) => ({
-  budget: retryBudget({ ratio: 0.1, minPerSecond: 1, ttl: 10_000, clock }),
+  budget: retryBudget({ ratio: 0.1, minPerSecond: 1, window: 10_000, clock }),
 });
 /** The breaker they compare: opens at half the calls failing (20 or more in 10 s), open 1 s, then longer. */
 const halfFailing = (clock: Clock, random: Random) => ({
@@ -249,7 +249,7 @@ export const THROTTLED_STRATEGIES: readonly Strategy[] = [
       "one ResponsiveBackoff shared by every worker, seed 003 exactly (its defaults, initial 10 ms): every failure raises the delay; a worker waits the delay after each write",
     source: "seed 003",
     policy: { maxRetries: -1, jitter: jitter.none() },
-    shared: (clock, random) => new ResponsiveBackoff({ clock, random, initial: 10 }),
+    shared: (clock, random) => new ResponsiveBackoff({ clock, random, base: 10 }),
   },
   {
     name: "responsive-coalesced",
@@ -257,6 +257,6 @@ export const THROTTLED_STRATEGIES: readonly Strategy[] = [
       "the same, with coalesce: the failures of one burst (within the current delay of the last raise) raise the delay once",
     source: "seed 003, plus robustly's coalesce option",
     policy: { maxRetries: -1, jitter: jitter.none() },
-    shared: (clock, random) => new ResponsiveBackoff({ clock, random, initial: 10, coalesce: true }),
+    shared: (clock, random) => new ResponsiveBackoff({ clock, random, base: 10, coalesce: true }),
   },
 ];

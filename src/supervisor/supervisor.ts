@@ -350,7 +350,7 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     this.#m.acknowledged += 1;
     // Seed 004: "When the BackOffSender receives this message it resets the back off algorithm."
     child.unit.retries = 0;
-    this.#o.backoff.succeeded?.();
+    this.#o.backoff.success?.();
     if (ok) entry.resolve(value as R);
     else entry.reject(value);
     if (this.#events.has("ack")) {

@@ -1,0 +1,30 @@
+/**
+ * Durations as people write them: "1.5s", "200ms", "2m", "1h", or a bare number (ms unless said otherwise).
+ * One parser for config files and command-line flags alike; the library itself takes numbers of ms.
+ */
+
+/** Milliseconds per unit. */
+export const DURATION_UNITS: Readonly<Record<string, number>> = Object.freeze({
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+});
+
+/** What a duration may look like, for error messages. */
+export const DURATION_FORMS =
+  'a number of ms or a duration with a unit, such as "1.5s", "200ms", "2m" or "1h"';
+
+const PATTERN = /^\s*(-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?)\s*(ms|s|m|h)?\s*$/i;
+
+/**
+ * The milliseconds `text` stands for, or undefined when it is not a duration. A bare number is in
+ * `bareUnit`. Negative values keep their sign ("no limit" where an option allows it).
+ */
+export function parseDuration(text: string, bareUnit: "ms" | "s" = "ms"): number | undefined {
+  const match = PATTERN.exec(text);
+  if (match === null) return undefined;
+  const unit = (match[2] ?? bareUnit).toLowerCase();
+  const value = Number(match[1]) * (DURATION_UNITS[unit] as number);
+  return Number.isNaN(value) ? undefined : value;
+}

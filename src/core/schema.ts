@@ -1,0 +1,170 @@
+/**
+ * One description per options type. Each option is written down once, with what it takes, its unit, its
+ * default and what it means; the checks that run when options are given, the JSON form (`fromConfig`), the
+ * command line's flags and `--help`, and the option tables in the docs are all read off that description,
+ * so none of them can say something another does not.
+ */
+import { OptionError } from "./errors.js";
+import { knownKeys } from "./validate.js";
+
+/** What an option takes. The checks and the "allowed" text of errors and docs both come from here. */
+export type Kind =
+  /** A number >= `min` (> `min` with `exclusive`), <= `max`; `infinity` allows Infinity. */
+  | {
+      readonly type: "number";
+      readonly min: number;
+      readonly max?: number;
+      readonly exclusive?: boolean;
+      readonly infinity?: boolean;
+    }
+  /** An integer >= `min`, <= `max`. */
+  | { readonly type: "integer"; readonly min: number; readonly max?: number }
+  /** A limit that a negative number or Infinity switches off. */
+  | { readonly type: "limit"; readonly integer: boolean }
+  | { readonly type: "boolean" }
+  | { readonly type: "enum"; readonly values: readonly string[] }
+  | { readonly type: "function" }
+  /** Anything else (an AbortSignal, a backoff, a store): checked by the code that takes it. */
+  | { readonly type: "other"; readonly allowed: string };
+
+export interface Field {
+  readonly kind: Kind;
+  /** What it means, in one sentence or two (the docs' "Meaning" column). */
+  readonly doc: string;
+  /** The default as the docs show it; left out, "none". */
+  readonly default?: string;
+  /** A time in milliseconds: config files and flags also take a unit ("1.5s"). */
+  readonly ms?: boolean;
+  /** On the command line as `--kebab-name VALUE`, VALUE shown as this ("T", "N", "F"); left out, not a flag. */
+  readonly flag?: string;
+  /** Part of the JSON form `fromConfig` reads. */
+  readonly config?: boolean;
+}
+
+export interface Schema {
+  /** The options type, as the docs and tests call it: "retry", "breaker", … */
+  readonly name: string;
+  /** What takes these options, for the docs' heading: "`circuitBreaker(options)`". */
+  readonly takenBy: string;
+  /** Where an unknown key is reported: "options", "circuitBreaker", … */
+  readonly where: string;
+  /** How a bad value of `key` is labelled in its error: "timeout", "circuitBreaker: window", … */
+  readonly label: (key: string) => string;
+  readonly fields: Readonly<Record<string, Field>>;
+}
+
+/** The option names of a schema, in the order they are described. */
+export function keysOf(schema: Schema): readonly string[] {
+  return Object.keys(schema.fields);
+}
+
+/** Rejects a key the schema does not describe, naming the nearest one it does. */
+export function checkKeys(schema: Schema, options: unknown, where = schema.where): void {
+  knownKeys(where, options, keysOf(schema));
+}
+
+const range = (k: { min: number; max?: number; exclusive?: boolean; infinity?: boolean }, what: string) => {
+  if (k.max !== undefined) return `${what} in ${k.exclusive ? "(" : "["}${k.min}, ${k.max}]`;
+  return `${what} ${k.exclusive ? ">" : ">="} ${k.min}${k.infinity ? " (Infinity allowed)" : ""}`;
+};
+
+/** What a kind of option allows, as errors and docs say it. */
+export function allowed(kind: Kind): string {
+  switch (kind.type) {
+    case "number":
+      return range(kind, kind.infinity ? "a number" : "a finite number");
+    case "integer":
+      return kind.max === undefined
+        ? `an integer >= ${kind.min}`
+        : `an integer in [${kind.min}, ${kind.max}]`;
+    case "limit":
+      return `${kind.integer ? "an integer" : "a number"} (negative or Infinity = no limit)`;
+    case "boolean":
+      return "true or false";
+    case "enum":
+      return `one of ${kind.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "function":
+      return "a function";
+    case "other":
+      return kind.allowed;
+  }
+}
+
+function fits(kind: Kind, value: unknown): boolean {
+  switch (kind.type) {
+    case "number": {
+      if (typeof value !== "number" || Number.isNaN(value)) return false;
+      if (!kind.infinity && !Number.isFinite(value)) return false;
+      if (kind.exclusive ? value <= kind.min : value < kind.min) return false;
+      return kind.max === undefined || value <= kind.max;
+    }
+    case "integer":
+      return (
+        typeof value === "number" &&
+        Number.isInteger(value) &&
+        value >= kind.min &&
+        (kind.max === undefined || value <= kind.max)
+      );
+    case "limit":
+      return (
+        typeof value === "number" &&
+        !Number.isNaN(value) &&
+        (!kind.integer || Number.isInteger(value) || !Number.isFinite(value))
+      );
+    case "boolean":
+      return typeof value === "boolean";
+    case "enum":
+      return typeof value === "string" && kind.values.includes(value);
+    case "function":
+      return typeof value === "function";
+    case "other":
+      return true;
+  }
+}
+
+/**
+ * The value of option `key` checked against its description (undefined passes, for the caller's default);
+ * a limit comes back as Infinity when switched off. `label` overrides the schema's label (a rule's path).
+ */
+export function read<T = unknown>(schema: Schema, key: string, value: unknown, label?: string): T {
+  if (value === undefined) return value as T;
+  const field = schema.fields[key];
+  if (field === undefined) throw new TypeError(`${schema.name} has no option ${key}`);
+  if (!fits(field.kind, value)) {
+    throw new OptionError(label ?? schema.label(key), value, allowed(field.kind));
+  }
+  if (field.kind.type === "limit" && (value as number) < 0) return Number.POSITIVE_INFINITY as T;
+  return value as T;
+}
+
+/** Checks every key and every described value of `options` at once. */
+export function checkAll(schema: Schema, options: unknown): void {
+  checkKeys(schema, options);
+  if (options === undefined) return;
+  for (const [key, value] of Object.entries(options as Record<string, unknown>)) read(schema, key, value);
+}
+
+const escape = (text: string) => text.replace(/\|/g, "\\|");
+
+/** The docs' table of a schema's options: name, what it takes, default, meaning. */
+export function optionsTable(schema: Schema): string {
+  const rows = Object.entries(schema.fields).map(([key, field]) => {
+    const takes = `${allowed(field.kind)}${field.ms ? ", ms" : ""}`;
+    return `| \`${key}\` | ${escape(takes)} | ${escape(field.default ?? "none")} | ${escape(field.doc)} |`;
+  });
+  return ["| Option | Takes | Default | Meaning |", "| --- | --- | --- | --- |", ...rows].join("\n");
+}
+
+/** "max-retries" for "maxRetries". */
+export const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** `--help` lines for the options of a schema that are flags: "  --max-retries N   retries allowed … (default 3)". */
+export function flagLines(schema: Schema, width = 25): string[] {
+  return Object.entries(schema.fields)
+    .filter(([, field]) => field.flag !== undefined)
+    .map(([key, field]) => {
+      const left = `  --${kebab(key)} ${field.flag}`;
+      const said = `${field.doc.replace(/\.$/, "")} (default: ${field.default ?? "none"})`;
+      return `${left.padEnd(width)}${left.length >= width ? " " : ""}${said}`;
+    });
+}

@@ -1,0 +1,165 @@
+/**
+ * The retry options, described once: `retry(operation, options)`, `wrap`, `steps.retry` and a rule of
+ * `rules`. Checks, `fromConfig`, the command line and the docs' table are read off these descriptions.
+ */
+import type { Field, Schema } from "../core/schema.js";
+
+const limitMs = { kind: { type: "limit", integer: false }, ms: true } as const;
+
+/** What a policy (the top level or a rule) sets: how many retries, for how long, how far apart. */
+const POLICY_FIELDS = {
+  maxRetries: {
+    kind: { type: "limit", integer: true },
+    default: "3",
+    doc: "Retries allowed: 0 for none, negative or Infinity for no limit.",
+    flag: "N",
+    config: true,
+  },
+  maxElapsed: {
+    ...limitMs,
+    default: "no limit (-1)",
+    doc: "Time since the first attempt began: a retry whose backoff would end later is refused. 0 for no retry, negative or Infinity for no limit.",
+    flag: "T",
+    config: true,
+  },
+  backoff: {
+    kind: {
+      type: "other",
+      allowed: "a backoff (from backoff.*), an object with delay(retries, random), or a function",
+    },
+    default: "backoff.exponential({ base: 1000, max: 30000 })",
+    doc: "How long to wait before retry x, before jitter.",
+    config: true,
+  },
+  jitter: {
+    kind: { type: "other", allowed: "a jitter (from jitter.*), an object with apply(…), or a function" },
+    default: "jitter.full()",
+    doc: "How the wait is randomized.",
+    config: true,
+  },
+  scale: {
+    kind: { type: "number", min: 0, exclusive: true },
+    default: "1",
+    doc: "Multiplies every jittered delay.",
+    flag: "F",
+    config: true,
+  },
+  delayFrom: {
+    kind: { type: "function" },
+    doc: "(errorOrValue) => ms | undefined: the server's hint (e.g. retryAfter(response)) replaces the computed delay; it still counts against maxElapsed.",
+  },
+} as const satisfies Record<string, Field>;
+
+/** A rule of `rules`: the errors it is for, and the policy it sets for them. */
+export const RULE_SCHEMA: Schema = {
+  name: "rule",
+  takenBy: "a rule of `rules`",
+  where: "rules[i]",
+  label: (key) => key,
+  fields: {
+    when: {
+      kind: { type: "other", allowed: "an ErrorMatcher (required)" },
+      doc: "The errors this rule is for: an error class, a name or code, a list of those, or a predicate.",
+      config: true,
+    },
+    ...POLICY_FIELDS,
+    maxRetries: { ...POLICY_FIELDS.maxRetries, default: "the top level's" },
+    maxElapsed: { ...POLICY_FIELDS.maxElapsed, default: "the top level's" },
+    backoff: { ...POLICY_FIELDS.backoff, default: "the top level's" },
+    jitter: { ...POLICY_FIELDS.jitter, default: "the top level's" },
+    scale: { ...POLICY_FIELDS.scale, default: "the top level's" },
+    delayFrom: { ...POLICY_FIELDS.delayFrom, default: "the top level's" },
+  },
+};
+
+const STEP_FIELDS = {
+  ...POLICY_FIELDS,
+  retryOn: {
+    kind: { type: "other", allowed: "an ErrorMatcher" },
+    default: "every error",
+    doc: 'Which errors the top-level policy retries: an error class, a name or code ("ECONNRESET"), a list of those, or a predicate. A PermanentError and the caller\'s abort are never retried.',
+    flag: "NAMES",
+    config: true,
+  },
+  retryOnResult: {
+    kind: { type: "function" },
+    doc: "(value) => boolean: true retries a value that came back.",
+  },
+  rules: {
+    kind: { type: "other", allowed: "an array of { when, …policy } rules" },
+    doc: "Policies for specific errors, tried in order; what a rule leaves out is the top level's.",
+    config: true,
+  },
+  onSuccess: { kind: { type: "function" }, doc: "(value) => void, once, when an attempt succeeds." },
+  onError: { kind: { type: "function" }, doc: "(error, retries) => void, after every failed attempt." },
+  onRetry: {
+    kind: { type: "function" },
+    doc: "(event) => void before each wait, with error, retries, delay, attempt, elapsed and rule.",
+  },
+  onGiveUp: {
+    kind: { type: "function" },
+    doc: "(event) => void once when retrying stops, with reason (retries, elapsed, not-retryable, permanent, budget, aborted, breaker), outcome, isValue, attempts and elapsed.",
+  },
+  onCallbackError: {
+    kind: { type: "function" },
+    default: "one warning line",
+    doc: "(error, callbackName) => void, for a callback or event listener that throws or rejects.",
+  },
+  budget: {
+    kind: { type: "other", allowed: "a retry budget (from retryBudget())" },
+    doc: "A shared retry budget: a retry it refuses ends the call with the last error.",
+  },
+} as const satisfies Record<string, Field>;
+
+/** `steps.retry(options)`: the retry step's own options. */
+export const RETRY_STEP_SCHEMA: Schema = {
+  name: "retry step",
+  takenBy: "`steps.retry(options)`",
+  where: "options",
+  label: (key) => key,
+  fields: STEP_FIELDS,
+};
+
+/** `retry(operation, options)` and `wrap(operation, options)`: the retry step's options and the guards it builds. */
+export const RETRY_SCHEMA: Schema = {
+  name: "retry",
+  takenBy: "`retry(operation, options)` and `wrap(operation, options)`",
+  where: "options",
+  label: (key) => key,
+  fields: {
+    timeout: {
+      ...limitMs,
+      default: "none (-1)",
+      doc: "Per-attempt timeout: when it elapses the attempt's signal aborts and the attempt fails with a TimeoutError, even if the operation ignores the signal. Negative or Infinity for none.",
+      flag: "T",
+      config: true,
+    },
+    ...STEP_FIELDS,
+    signal: {
+      kind: { type: "other", allowed: "an AbortSignal" },
+      doc: "The caller's signal: aborting it stops at once, even in a wait, rejecting with signal.reason.",
+    },
+    clock: {
+      kind: { type: "other", allowed: "a Clock with now() and setTimer(ms, callback) methods" },
+      default: "the real clock",
+      doc: "Where time is read and timers are set, e.g. a VirtualClock.",
+    },
+    random: {
+      kind: { type: "function" },
+      default: "Math.random",
+      doc: "The draws in [0, 1) behind jitter and random backoffs, e.g. seededRandom(n).",
+    },
+    breaker: {
+      kind: { type: "other", allowed: "a circuit breaker (from circuitBreaker())" },
+      doc: "A shared circuit breaker each attempt passes: while open, the call fails at once with BrokenCircuitError.",
+    },
+    hedge: {
+      kind: { type: "other", allowed: "hedge options" },
+      doc: "Each attempt is hedged with these options; the attempt's timeout and the caller's signal end all its hedges.",
+    },
+    chaos: {
+      kind: { type: "other", allowed: "chaos options" },
+      doc: "Faults, latency or results injected into the operation, e.g. in tests.",
+    },
+  },
+};
