@@ -144,13 +144,13 @@ export function checkAll(schema: Schema, options: unknown): void {
   for (const [key, value] of Object.entries(options as Record<string, unknown>)) read(schema, key, value);
 }
 
-const escape = (text: string) => text.replace(/\|/g, "\\|");
+const cell = (text: string) => text.replace(/\|/g, "\\|");
 
 /** The docs' table of a schema's options: name, what it takes, default, meaning. */
 export function optionsTable(schema: Schema): string {
   const rows = Object.entries(schema.fields).map(([key, field]) => {
     const takes = `${allowed(field.kind)}${field.ms ? ", ms" : ""}`;
-    return `| \`${key}\` | ${escape(takes)} | ${escape(field.default ?? "none")} | ${escape(field.doc)} |`;
+    return `| \`${key}\` | ${cell(takes)} | ${cell(field.default ?? "none")} | ${cell(field.doc)} |`;
   });
   return ["| Option | Takes | Default | Meaning |", "| --- | --- | --- | --- |", ...rows].join("\n");
 }
