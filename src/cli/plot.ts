@@ -553,7 +553,8 @@ export async function runPlot(
   const n = integer("retries", v.retries ?? "10", 1);
   const dir = v.out ?? "plots";
   const options = policyOptions(v);
-  const seed = v.seed === undefined ? DEFAULT_SEED : Number(v.seed);
+  const given = v as Readonly<Record<string, unknown>>;
+  const seed = given.seed === undefined ? DEFAULT_SEED : Number(given.seed);
   let charts: Chart[];
   let title: string;
   let intro: string;

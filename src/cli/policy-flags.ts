@@ -3,88 +3,85 @@
  * JSON form that `fromConfig` reads (so `--config FILE` and flags mix, flags winning).
  */
 import { readFileSync } from "node:fs";
+import { BACKOFF_SCHEMAS } from "../backoff/schema.js";
 import { fromConfig, type RetryConfig } from "../config/from-config.js";
 import { seededRandom } from "../core/random.js";
+import { type Field, flagLines, helpText, kebab, keysOf, type Schema } from "../core/schema.js";
+import { JITTER_SCHEMAS } from "../jitter/schema.js";
 import type { RetryOptions } from "../policy/options.js";
+import { RETRY_SCHEMA } from "../policy/schema.js";
 import { UsageError } from "./args.js";
 
 const text = { type: "string" } as const;
+const flag = { type: "boolean" } as const;
 
-/** The policy flags, for `parseArgs`. */
-export const POLICY_FLAGS = {
+type FlagConfig = { readonly type: "string" } | { readonly type: "boolean" };
+
+/** A flag for each option of the retry schema and of every strategy that is described as one. */
+function flagsOf(schemas: readonly Schema[]): Record<string, FlagConfig> {
+  const out: Record<string, FlagConfig> = {};
+  for (const schema of schemas) {
+    for (const [key, field] of Object.entries(schema.fields)) {
+      if (field.flag !== undefined) out[kebab(key)] = field.kind.type === "boolean" ? flag : text;
+    }
+  }
+  return out;
+}
+
+const BACKOFFS = Object.values(BACKOFF_SCHEMAS);
+const JITTERS = Object.values(JITTER_SCHEMAS);
+
+/** The policy flags, for `parseArgs`: read off the retry options' and the strategies' descriptions. */
+export const POLICY_FLAGS: Readonly<Record<string, FlagConfig>> = {
   config: text,
-  timeout: text,
-  "max-retries": text,
-  "max-elapsed": text,
+  ...flagsOf([RETRY_SCHEMA]),
   backoff: text,
-  base: text,
-  max: text,
-  multiplier: text,
-  interval: text,
-  step: text,
-  exponents: text,
-  slot: text,
-  ceiling: text,
-  "stay-at-ceiling": { type: "boolean" },
+  ...flagsOf(BACKOFFS),
   jitter: text,
-  mode: text,
-  sigma: text,
-  stddev: text,
-  spread: text,
-  "max-spread": text,
-  scale: text,
+  ...flagsOf(JITTERS),
   seed: text,
-  "retry-on": text,
-} as const;
+};
+
+const strategyName = (schema: Schema) => schema.name.slice(schema.name.indexOf(".") + 1);
+
+/** `--help` lines for a strategy option: which strategies take it, and each one's default. */
+function strategyLines(family: readonly Schema[]): string[] {
+  const seen = new Map<string, { field: Field; takenBy: string[]; defaults: string[] }>();
+  for (const schema of family) {
+    for (const [key, field] of Object.entries(schema.fields)) {
+      if (field.flag === undefined) continue;
+      const entry = seen.get(key) ?? { field, takenBy: [], defaults: [] };
+      entry.takenBy.push(strategyName(schema));
+      const said = `${field.default ?? "none"}`;
+      if (!entry.defaults.includes(said)) entry.defaults.push(said);
+      seen.set(key, entry);
+    }
+  }
+  return [...seen].map(([key, { field, takenBy, defaults }]) => {
+    const left = `  --${kebab(key)}${field.flag === "" ? "" : ` ${field.flag}`}`;
+    const doc = `${takenBy.join(", ")}: ${helpText(field)} (default ${defaults.join(" or ")})`;
+    return `${left.padEnd(HELP_WIDTH)}${left.length >= HELP_WIDTH ? " " : ""}${doc}`;
+  });
+}
+
+const HELP_WIDTH = 25;
+const line = (left: string, doc: string) => `${`  ${left}`.padEnd(HELP_WIDTH)}${doc}`;
 
 /** What `--help` says about them. */
 export const POLICY_HELP = `Policy (times in ms unless a unit is given: 1.5s, 200ms, 2m):
-  --config FILE            a policy as JSON (the flags below override it)
-  --timeout T              per-attempt timeout (default: none)
-  --max-retries N          retries allowed; negative = no limit (default 3)
-  --max-elapsed T            total time allowed since the first attempt (default: no limit)
-  --backoff NAME           exponential (default), linear, fibonacci, polynomial, random, constant, none, slotted
-  --base T --max T         v_base (default 1s) and v_max (default: none; random needs one)
-  --multiplier M           exponential: m >= 1 (default 2)
-  --interval T             linear: L (default 1s)
-  --step T                 fibonacci and polynomial: the weight of Fib(x) and x^p (default 1s)
-  --exponents P,P          polynomial: p1, p2, … each > 1 (default 2)
-  --slot T --ceiling N     slotted: slot time (default 10ms) and ceiling (default 10)
-  --stay-at-ceiling        slotted: stay at the ceiling instead of resetting
-  --jitter NAME            full (default), equal, none, decorrelated, decorrelatedAws, normal, proportional
-  --mode MODE              full and equal: uniform (default) or choice
-  --sigma F --stddev T     normal: sd as a fraction of the delay (default 0.1), or in time
-  --spread F --max-spread T proportional: δ as a share of the delay (default 0.3) and its cap (default 2m)
-  --scale F                multiplies every delay (default 1)
-  --seed S                 seeds the randomness, for repeatable jitter
-  --retry-on NAMES         error names or codes to retry (default: every error)
+${line("--config FILE", "a policy as JSON (the flags below override it)")}
+${flagLines(RETRY_SCHEMA, HELP_WIDTH).join("\n")}
+${line("--backoff NAME", `${Object.keys(BACKOFF_SCHEMAS).join(", ")} (default exponential)`)}
+${strategyLines(BACKOFFS).join("\n")}
+${line("--jitter NAME", `${Object.keys(JITTER_SCHEMAS).join(", ")} (default full)`)}
+${strategyLines(JITTERS).join("\n")}
+${line("--seed S", "seeds the randomness, for repeatable jitter")}
 `;
 
-type Values = {
-  [K in keyof typeof POLICY_FLAGS]?: (typeof POLICY_FLAGS)[K] extends { type: "boolean" } ? boolean : string;
-};
+type Values = Readonly<Record<string, string | boolean | undefined>>;
 
-const BACKOFF_OPTIONS: Record<string, readonly string[]> = {
-  exponential: ["base", "max", "multiplier"],
-  linear: ["base", "max", "interval"],
-  fibonacci: ["base", "max", "step"],
-  polynomial: ["base", "max", "exponents", "step"],
-  random: ["base", "max"],
-  constant: ["base"],
-  none: [],
-  slotted: ["slot", "ceiling", "stayAtCeiling"],
-};
-const JITTER_OPTIONS: Record<string, readonly string[]> = {
-  none: [],
-  full: ["mode"],
-  equal: ["mode"],
-  decorrelated: [],
-  decorrelatedAws: ["base", "max"],
-  normal: ["sigma", "stddev"],
-  proportional: ["spread", "maxSpread"],
-};
-
-const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const BACKOFF_OPTIONS = Object.fromEntries(Object.entries(BACKOFF_SCHEMAS).map(([n, s]) => [n, keysOf(s)]));
+const JITTER_OPTIONS = Object.fromEntries(Object.entries(JITTER_SCHEMAS).map(([n, s]) => [n, keysOf(s)]));
 
 function numberFlag(flag: string, value: string): number {
   const n = Number(value);
@@ -94,12 +91,48 @@ function numberFlag(flag: string, value: string): number {
 }
 
 /**
+ * A flag's value in the JSON form: times stay text (`fromConfig` reads their units), numbers are read
+ * here, lists split at commas; `fromConfig` then checks it as it checks a config file.
+ */
+function configValue(key: string, field: Field, value: string | boolean): unknown {
+  const name = kebab(key);
+  if (typeof value === "boolean" || field.ms) return value;
+  switch (field.kind.type) {
+    case "number":
+    case "integer":
+    case "limit":
+      return numberFlag(name, value);
+    case "other":
+      // Lists: exponents (numbers) and retryOn (names).
+      return key === "exponents"
+        ? value.split(",").map((p) => numberFlag(name, p))
+        : value.split(",").map((p) => p.trim());
+    default:
+      return value;
+  }
+}
+
+/** The flags given for the options of `schemas`, as [option, JSON value]. */
+function given(values: Values, schemas: readonly Schema[]): [string, unknown][] {
+  const out = new Map<string, unknown>();
+  for (const schema of schemas) {
+    for (const [key, field] of Object.entries(schema.fields)) {
+      const value = values[kebab(key)];
+      if (field.flag !== undefined && value !== undefined && !out.has(key)) {
+        out.set(key, configValue(key, field, value));
+      }
+    }
+  }
+  return [...out];
+}
+
+/**
  * The policy the flags (and `--config FILE`) describe, in the JSON form `fromConfig` reads. A strategy
  * parameter that the chosen strategy does not take is an error naming both.
  */
 export function policyConfig(values: Values): RetryConfig {
   let config: Record<string, unknown> = {};
-  if (values.config !== undefined) {
+  if (typeof values.config === "string") {
     let text: string;
     try {
       text = readFileSync(values.config, "utf8");
@@ -112,44 +145,24 @@ export function policyConfig(values: Values): RetryConfig {
       throw new UsageError(`--config: "${values.config}" is not valid JSON: ${(error as Error).message}`);
     }
   }
-  if (values.timeout !== undefined) config.timeout = values.timeout;
-  if (values["max-retries"] !== undefined)
-    config.maxRetries = numberFlag("max-retries", values["max-retries"]);
-  if (values["max-elapsed"] !== undefined) config.maxElapsed = values["max-elapsed"];
-  if (values.scale !== undefined) config.scale = numberFlag("scale", values.scale);
-  if (values["retry-on"] !== undefined) config.retryOn = values["retry-on"].split(",").map((s) => s.trim());
-
-  const backoffFlags: Record<string, unknown> = {
-    base: values.base,
-    max: values.max,
-    multiplier: values.multiplier === undefined ? undefined : numberFlag("multiplier", values.multiplier),
-    interval: values.interval,
-    step: values.step,
-    exponents:
-      values.exponents === undefined
-        ? undefined
-        : values.exponents.split(",").map((p) => numberFlag("exponents", p)),
-    slot: values.slot,
-    ceiling: values.ceiling === undefined ? undefined : numberFlag("ceiling", values.ceiling),
-    stayAtCeiling: values["stay-at-ceiling"],
-  };
-  const jitterFlags: Record<string, unknown> = {
-    mode: values.mode,
-    sigma: values.sigma === undefined ? undefined : numberFlag("sigma", values.sigma),
-    stddev: values.stddev,
-    spread: values.spread === undefined ? undefined : numberFlag("spread", values.spread),
-    maxSpread: values["max-spread"],
-  };
-  const given = (flags: Record<string, unknown>) => Object.entries(flags).filter(([, v]) => v !== undefined);
+  for (const [key, value] of given(values, [RETRY_SCHEMA])) config[key] = value;
+  const named = (flag: string) => (typeof values[flag] === "string" ? (values[flag] as string) : undefined);
   config.backoff = merge(
     "backoff",
     config.backoff,
-    values.backoff,
-    given(backoffFlags),
+    named("backoff"),
+    given(values, BACKOFFS),
     BACKOFF_OPTIONS,
     "exponential",
   );
-  config.jitter = merge("jitter", config.jitter, values.jitter, given(jitterFlags), JITTER_OPTIONS, "full");
+  config.jitter = merge(
+    "jitter",
+    config.jitter,
+    named("jitter"),
+    given(values, JITTERS),
+    JITTER_OPTIONS,
+    "full",
+  );
   if (config.backoff === undefined) delete config.backoff;
   if (config.jitter === undefined) delete config.jitter;
   return config as RetryConfig;
@@ -194,7 +207,7 @@ function merge(
 /** `retry` options from the flags, validated; with `--seed`, a seeded random. */
 export function policyOptions(values: Values): RetryOptions {
   const options = fromConfig(policyConfig(values) as Record<string, unknown>);
-  if (values.seed !== undefined) {
+  if (typeof values.seed === "string") {
     const seed = Number(values.seed);
     if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer; got "${values.seed}"`);
     options.random = seededRandom(seed);

@@ -125,7 +125,8 @@ export async function runSchedule(
     return 0;
   }
   const options = policyOptions(v);
-  const policyGiven = v.backoff !== undefined || v.config !== undefined;
+  const flags = v as Readonly<Record<string, unknown>>;
+  const policyGiven = flags.backoff !== undefined || flags.config !== undefined;
   if (v.totals === true) {
     const counts = list("retries", v.retries ?? "1,3,5,10,20", (n) => integer("retries", n, 0));
     const strategies = policyGiven

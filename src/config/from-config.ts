@@ -6,13 +6,17 @@
  * allowed.
  */
 import { backoff } from "../backoff/index.js";
+import { BACKOFF_SCHEMAS } from "../backoff/schema.js";
 import type { Backoff } from "../backoff/types.js";
 import { DURATION_FORMS, parseDuration } from "../core/duration.js";
 import { OptionError } from "../core/errors.js";
+import { keysOf, type Schema } from "../core/schema.js";
 import { suggestion } from "../core/validate.js";
 import { jitter } from "../jitter/index.js";
+import { JITTER_SCHEMAS } from "../jitter/schema.js";
 import type { Jitter } from "../jitter/types.js";
 import { type RetryOptions, type RetryPolicy, type RetryRule, resolveOptions } from "../policy/options.js";
+import { RETRY_SCHEMA, RULE_SCHEMA } from "../policy/schema.js";
 
 /** The JSON form of a backoff: its name and its options (times as numbers of ms or strings with units). */
 export type BackoffConfig = string | ({ name: string } & Record<string, unknown>);
@@ -47,26 +51,16 @@ export function parseTime(path: string, value: unknown): number {
   return ms;
 }
 
-// Which options of each strategy are times (converted from strings) and which are plain values.
-const BACKOFF_TIMES: Record<keyof typeof backoff, readonly string[]> = {
-  exponential: ["base", "max"],
-  linear: ["base", "max", "interval"],
-  fibonacci: ["base", "max", "step"],
-  polynomial: ["base", "max", "step"],
-  random: ["base", "max"],
-  constant: ["base"],
-  none: [],
-  slotted: ["slot"],
-};
-const JITTER_TIMES: Record<keyof typeof jitter, readonly string[]> = {
-  none: [],
-  full: [],
-  equal: [],
-  decorrelated: [],
-  decorrelatedAws: ["base", "max"],
-  normal: ["stddev"],
-  proportional: ["maxSpread"],
-};
+// Which options of each strategy are times (converted from strings): read off the strategies' schemas.
+const timesOf = (schemas: Readonly<Record<string, Schema>>) =>
+  Object.fromEntries(
+    Object.entries(schemas).map(([name, schema]) => [
+      name,
+      keysOf(schema).filter((key) => schema.fields[key]?.ms === true),
+    ]),
+  );
+const BACKOFF_TIMES = timesOf(BACKOFF_SCHEMAS) as unknown as Record<keyof typeof backoff, readonly string[]>;
+const JITTER_TIMES = timesOf(JITTER_SCHEMAS) as unknown as Record<keyof typeof jitter, readonly string[]>;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
@@ -140,8 +134,10 @@ function names(path: string, value: unknown): string | string[] {
   throw new OptionError(path, value, "an error name or code, or a non-empty list of them");
 }
 
-const POLICY_KEYS = ["maxRetries", "maxElapsed", "backoff", "jitter", "scale"];
-const TOP_KEYS = [...POLICY_KEYS, "timeout", "retryOn", "rules"];
+// The keys of the JSON form: the options described as part of it.
+const configKeys = (schema: Schema) => keysOf(schema).filter((key) => schema.fields[key]?.config === true);
+const POLICY_KEYS = configKeys(RULE_SCHEMA).filter((key) => key !== "when");
+const TOP_KEYS = configKeys(RETRY_SCHEMA);
 
 function policy(path: string, value: Record<string, unknown>, known: readonly string[]): RetryPolicy {
   const prefix = path === "" ? "" : `${path}.`;

@@ -31,6 +31,8 @@ export interface Field {
   readonly kind: Kind;
   /** What it means, in one sentence or two (the docs' "Meaning" column). */
   readonly doc: string;
+  /** What `--help` says of it, when shorter than `doc`. */
+  readonly brief?: string;
   /** The default as the docs show it; left out, "none". */
   readonly default?: string;
   /** A time in milliseconds: config files and flags also take a unit ("1.5s"). */
@@ -158,13 +160,42 @@ export function optionsTable(schema: Schema): string {
 /** "max-retries" for "maxRetries". */
 export const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
+/** What `--help` says of a field: its brief, else its doc, without the final full stop, lower case first. */
+export function helpText(field: Field): string {
+  const text = (field.brief ?? field.doc).replace(/\.$/, "");
+  return /^[A-Z][a-z]/.test(text) ? text.charAt(0).toLowerCase() + text.slice(1) : text;
+}
+
 /** `--help` lines for the options of a schema that are flags: "  --max-retries N   retries allowed … (default 3)". */
 export function flagLines(schema: Schema, width = 25): string[] {
   return Object.entries(schema.fields)
     .filter(([, field]) => field.flag !== undefined)
     .map(([key, field]) => {
       const left = `  --${kebab(key)} ${field.flag}`;
-      const said = `${field.doc.replace(/\.$/, "")} (default: ${field.default ?? "none"})`;
+      const said = `${helpText(field)} (default ${field.default ?? "none"})`;
       return `${left.padEnd(width)}${left.length >= width ? " " : ""}${said}`;
     });
+}
+
+/** A time option in ms, a flag ("T") and part of the JSON form. */
+export function msField(doc: string, fallback: string, kind: Kind = { type: "number", min: 0 }): Field {
+  return { kind, doc, default: fallback, ms: true, flag: "T", config: true };
+}
+
+/** The schemas of a family of strategies (`backoff.exponential`, …), by strategy name. */
+export function strategySchemas(
+  family: string,
+  fields: Readonly<Record<string, Readonly<Record<string, Field>>>>,
+): Readonly<Record<string, Schema>> {
+  const out: Record<string, Schema> = {};
+  for (const [name, described] of Object.entries(fields)) {
+    out[name] = {
+      name: `${family}.${name}`,
+      takenBy: `\`${family}.${name}(options)\``,
+      where: `${family}.${name}`,
+      label: (key) => `${family}.${name}: ${key}`,
+      fields: described,
+    };
+  }
+  return out;
 }

@@ -1,0 +1,62 @@
+/** `circuitBreaker(options)`, described once (see `src/core/schema.ts`). */
+import type { Schema } from "../core/schema.js";
+import { SHARING_FIELDS } from "../store/schema.js";
+
+export const BREAKER_SCHEMA: Schema = {
+  name: "breaker",
+  takenBy: "`circuitBreaker(options)`",
+  where: "circuitBreaker",
+  label: (key) => `circuitBreaker: ${key}`,
+  fields: {
+    consecutiveFailures: {
+      kind: { type: "integer", min: 1 },
+      default: "5 (unless failureRatio is given)",
+      doc: "Open after this many failures in a row.",
+    },
+    failureRatio: {
+      kind: { type: "number", min: 0, max: 1, exclusive: true },
+      doc: "Open when the failures over window reach this share of the calls.",
+    },
+    minimumThroughput: {
+      kind: { type: "integer", min: 1 },
+      default: "10",
+      doc: "With failureRatio: the calls the window must hold before it may open.",
+    },
+    window: {
+      kind: { type: "number", min: 0, exclusive: true },
+      ms: true,
+      default: "10000",
+      doc: "With failureRatio: the sliding window.",
+    },
+    openFor: {
+      kind: {
+        type: "other",
+        allowed: "a backoff (from backoff.*), an object with delay(retries, random), or a function",
+      },
+      default: "backoff.constant({ base: 5000 })",
+      doc: "How long it stays open: a backoff of x = times opened in a row.",
+    },
+    halfOpenSuccesses: {
+      kind: { type: "integer", min: 1 },
+      default: "1",
+      doc: "Successful probes that close it from half-open.",
+    },
+    halfOpenProbes: {
+      kind: { type: "integer", min: 1 },
+      default: "1",
+      doc: "Probes let through at once while half-open.",
+    },
+    handles: {
+      kind: { type: "other", allowed: "an ErrorMatcher" },
+      default: "every error but PermanentError and the caller's abort",
+      doc: "Which failures count against the service; an error it does not match leaves the breaker as it was.",
+    },
+    clock: {
+      kind: { type: "other", allowed: "a Clock" },
+      default: "the real clock",
+      doc: "Where time is read.",
+    },
+    random: { kind: { type: "function" }, default: "Math.random", doc: "For a random openFor backoff." },
+    ...SHARING_FIELDS,
+  },
+};

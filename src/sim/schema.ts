@@ -1,0 +1,92 @@
+/** `simulate(options)`, described once (see `src/core/schema.ts`). */
+import type { Field, Schema } from "../core/schema.js";
+
+const tuning = (what: string): Field => ({
+  kind: { type: "other", allowed: `an object of ${what} options` },
+  default: "the model's defaults",
+  doc: `Changes to the ${what}'s model.`,
+});
+
+export const SIMULATE_SCHEMA: Schema = {
+  name: "simulate",
+  takenBy: "`simulate(options)` (from `robustly/sim`)",
+  where: "simulate",
+  label: (key) => key,
+  fields: {
+    scenario: {
+      kind: {
+        type: "enum",
+        values: ["outage", "contention", "amplification", "throttled-store", "metastable"],
+      },
+      default: '"outage"',
+      doc: "What to simulate.",
+    },
+    strategies: {
+      kind: { type: "other", allowed: "a list of the scenario's strategy names" },
+      default: "all of the scenario's",
+      doc: "The retry strategies to compare.",
+    },
+    clients: {
+      kind: { type: "other", allowed: "a non-empty list of integers >= 1" },
+      default: "outage 1000, contention 10, 50, 100, amplification 100",
+      doc: "Client counts, one run per count.",
+    },
+    failureProbability: {
+      kind: { type: "other", allowed: "a non-empty list of numbers in [0, 1]" },
+      default: "0, 0.1, …, 1",
+      doc: "Amplification: the probabilities that an attempt fails.",
+    },
+    seed: {
+      kind: { type: "integer", min: Number.MIN_SAFE_INTEGER },
+      default: "1",
+      doc: "The same seed gives the same numbers.",
+    },
+    runs: {
+      kind: { type: "integer", min: 1 },
+      default: "1",
+      doc: "Seeds per point (seed, seed + 1, …), averaged.",
+    },
+    duration: {
+      kind: { type: "number", min: 0, exclusive: true },
+      ms: true,
+      default: "outage 300000, contention until every client is done, amplification 60000",
+      doc: "Virtual duration.",
+    },
+    outage: {
+      kind: { type: "other", allowed: "{ start, length } in ms, or null" },
+      default: "{ start: 20000, length: 30000 }",
+      doc: "When the server stops answering, and for how long; null for none.",
+    },
+    think: {
+      kind: { type: "number", min: 0, exclusive: true },
+      ms: true,
+      default: "outage 10000, amplification 100",
+      doc: "Mean think time between a client's requests.",
+    },
+    timeout: {
+      kind: { type: "number", min: 0, exclusive: true },
+      ms: true,
+      default: "2000",
+      doc: "Per-attempt timeout of a simulated client.",
+    },
+    server: {
+      kind: { type: "enum", values: ["latency", "flaky", "capacity"] },
+      default: '"latency"',
+      doc: "The server of the outage scenario.",
+    },
+    latencyServer: tuning("latency server"),
+    flakyServer: tuning("flaky server"),
+    capacityServer: tuning("capacity server"),
+    store: tuning("versioned store"),
+    throttledStore: tuning("throttled store"),
+    batch: {
+      kind: { type: "integer", min: 1 },
+      default: "20000",
+      doc: "Throttled-store: the writes to make, shared among the workers.",
+    },
+    onProgress: {
+      kind: { type: "function" },
+      doc: "(runsDone, runsTotal, fraction) => void as virtual time passes.",
+    },
+  },
+};

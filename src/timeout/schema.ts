@@ -1,0 +1,26 @@
+/** `steps.timeout(ms | options)`, described once (see `src/core/schema.ts`). */
+import type { Schema } from "../core/schema.js";
+
+export const TIMEOUT_SCHEMA: Schema = {
+  name: "timeout",
+  takenBy: "`steps.timeout(ms | options)`",
+  where: "steps.timeout",
+  label: (key) => `steps.timeout: ${key}`,
+  fields: {
+    ms: {
+      kind: { type: "limit", integer: false },
+      ms: true,
+      default: "none (required)",
+      doc: "The time what runs inside gets; when it runs out, its signal aborts with a TimeoutError. Negative or Infinity for none.",
+    },
+    onTimeout: {
+      kind: { type: "function" },
+      doc: "(event) => void when the time runs out; the timeout event's short form.",
+    },
+    onCallbackError: {
+      kind: { type: "function" },
+      default: "one warning line",
+      doc: "Receives what onTimeout or a listener threw or rejected with.",
+    },
+  },
+};
