@@ -8,7 +8,7 @@ import { type QueuedTimer, TimerQueue } from "../core/timer-queue.js";
 
 /**
  * Lets every queued promise continuation run: a macrotask runs after the microtask queue drains
- * (setImmediate where there is one, as in Node.js and Bun; a zero timeout in browsers and Deno).
+ * (setImmediate where there is one, as in Node.js, Deno and Bun; a zero timeout in browsers).
  */
 const settle: () => Promise<void> =
   typeof globalThis.setImmediate === "function"
