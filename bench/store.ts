@@ -14,6 +14,9 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const lib = (await import(
   pathToFileURL(resolve(root, "dist", "index.js")).href
 )) as typeof import("../src/index.js");
+const { redisStore } = (await import(
+  pathToFileURL(resolve(root, "dist", "store", "redis.js")).href
+)) as typeof import("../src/store/redis.js");
 
 if (!haveRedisServer()) {
   process.stdout.write("bench/store.ts: redis-server is not installed; skipped\n");
@@ -28,7 +31,7 @@ type Where = "local" | "memory" | "redis";
 const stores = {
   local: undefined,
   memory: lib.memoryStore(),
-  redis: lib.redisStore({ client, prefix: "bench:" }),
+  redis: redisStore({ client, prefix: "bench:" }),
 } as const;
 
 function sharing(where: Where, key: string) {

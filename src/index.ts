@@ -5,6 +5,12 @@
  * fallback, chaos, or your own); `retry` and `wrap` are its short form, with per-attempt timeouts, retry
  * policies, backoff, jitter and scaling; `backoff.*` and `jitter.*` are the strategies; `delays` shows the
  * delays a policy would sleep.
+ *
+ * This entry runs wherever JavaScript runs (Node.js, Deno, Bun, browsers, workers): it imports no Node.js
+ * module and needs no `process` or `Buffer`. The rest has entries of its own: `robustly/supervisor`
+ * (workers in threads and processes: Node.js), `robustly/redis` (the Redis store, with a Redis client),
+ * `robustly/fetch` (`robustFetch` and `retryAfter` alone), `robustly/testing`, `robustly/sim` and
+ * `robustly/telemetry`.
  */
 
 export {
@@ -105,16 +111,18 @@ export {
   latencyTracker,
   type PercentileDelay,
 } from "./hedge/index.js";
-export { type RetryAfterOptions, type RetryAfterSource, retryAfter } from "./http/retry-after.js";
 export {
   FETCH_DEFAULTS,
   type FetchLike,
   isNetworkError,
+  type RetryAfterOptions,
+  type RetryAfterSource,
   type RobustFetch,
   type RobustFetchOptions,
+  retryAfter,
   robustFetch,
   withRetry,
-} from "./http/robust-fetch.js";
+} from "./http/index.js";
 export type {
   DecorrelatedAwsOptions,
   EqualJitterOptions,
@@ -155,50 +163,12 @@ export {
 export {
   type MemoryStoreOptions,
   memoryStore,
-  type NodeRedisClientLike,
-  type RedisClientLike,
-  type RedisStoreOptions,
-  redisStore,
   type SharingOptions,
   type Store,
   type StoreEntry,
   StoreTimeoutError,
   type StoreWrite,
 } from "./store/index.js";
-export {
-  type DeadLetter,
-  type DeadLetterReason,
-  type Delivery,
-  type Envelope,
-  type Handler,
-  inProcessWorker,
-  MessageDeadLetteredError,
-  MessageDroppedError,
-  type ProcessWorkerOptions,
-  processWorker,
-  type RestartStrategy,
-  type ServeOptions,
-  type StopOptions,
-  SUPERVISOR_DEFAULTS,
-  type SuperviseOptions,
-  type Supervisor,
-  type SupervisorEvents,
-  SupervisorGaveUpError,
-  type SupervisorMetrics,
-  type SupervisorState,
-  SupervisorStoppedError,
-  serveWorker,
-  supervise,
-  type ThreadWorkerOptions,
-  threadWorker,
-  WorkerExitError,
-  type WorkerFactory,
-  type WorkerHandle,
-  type WorkerInfo,
-  type WorkerStartContext,
-  type WorkerState,
-  type WorkerStatus,
-} from "./supervisor/index.js";
 export {
   type TimeoutEvent,
   type TimeoutEvents,

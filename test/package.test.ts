@@ -1,5 +1,6 @@
-// The package as a user installs it: the exports map, the type declarations, and no runtime dependencies.
-import { execFileSync } from "node:child_process";
+// The package as a user installs it: the exports map, the type declarations, and no runtime dependencies;
+// then the packed tarball, installed into a fresh project, imported, required and type-checked entry by entry.
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -18,10 +19,24 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 let outside: string;
 
+/** Each entry of the exports map with code, and one name it must export. */
+const KNOWN: Record<string, string> = {
+  ".": "retry",
+  "./testing": "VirtualClock",
+  "./sim": "simulate",
+  "./telemetry": "openTelemetry",
+  "./fetch": "robustFetch",
+  "./supervisor": "supervise",
+  "./redis": "redisStore",
+};
+const entries = Object.keys(KNOWN);
+/** The specifier a user writes for an entry: "robustly", "robustly/sim", … */
+const specifier = (entry: string) => `robustly${entry.slice(1)}`;
+
 beforeAll(() => {
   // `npm test` may run before `npm run build`; the exports map points into dist/.
-  const built = ["index.js", "testing.d.ts", "sim/index.js"].every((file) =>
-    existsSync(join(root, "dist", file)),
+  const built = entries.every((entry) =>
+    Object.values(pkg.exports[entry] as Record<string, string>).every((file) => existsSync(join(root, file))),
   );
   if (!built) {
     execFileSync(
@@ -79,8 +94,20 @@ describe("the published package", () => {
     );
   });
 
-  it("ships type declarations for both entry points", () => {
-    for (const entry of [".", "./testing", "./sim"]) {
+  it("lists types, import and default for every entry, default being the ESM file, and main and types", () => {
+    expect(Object.keys(pkg.exports)).toEqual([...entries, "./package.json"]);
+    for (const entry of entries) {
+      const conditions = pkg.exports[entry] as Record<string, string>;
+      expect(Object.keys(conditions)).toEqual(["types", "import", "default"]);
+      expect(conditions.default).toBe(conditions.import);
+      expect(conditions.types).toBe(conditions.import?.replace(/\.js$/, ".d.ts"));
+    }
+    expect(pkg.main).toBe(pkg.exports["."].default);
+    expect(pkg.types).toBe(pkg.exports["."].types);
+  });
+
+  it("ships type declarations for every entry point", () => {
+    for (const entry of entries) {
       const types = pkg.exports[entry].types as string;
       expect(existsSync(join(root, types))).toBe(true);
     }
@@ -88,4 +115,97 @@ describe("the published package", () => {
     expect(declarations).toContain("retry");
     expect(declarations).toContain("RetryOptions");
   });
+});
+
+describe("the packed tarball, installed into a fresh project", () => {
+  let project: string;
+
+  beforeAll(() => {
+    project = mkdtempSync(join(tmpdir(), "robustly-installed-"));
+    const npm = (args: string[]) =>
+      execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], {
+        cwd: project,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    const packed = JSON.parse(npm(["pack", root, "--json", "--ignore-scripts"])) as { filename: string }[];
+    const tarball = join(project, (packed[0] as { filename: string }).filename);
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }));
+    // robustly has no runtime dependency, and its peers are optional: nothing to fetch.
+    npm(["install", "--offline", "--ignore-scripts", tarball]);
+  }, 120_000);
+
+  afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+  const expected = Object.fromEntries([
+    ...entries.map((entry) => [specifier(entry), "function"]),
+    ["robustly/package.json", pkg.version],
+  ]);
+  const quote = JSON.stringify;
+
+  /** Writes a script that loads every entry with `load`, runs it with this Node.js, returns what it saw. */
+  function probe(file: string, load: (specifier: string) => string): unknown {
+    const lines = [
+      "const seen = {};",
+      ...entries.map((e) => `seen[${quote(specifier(e))}] = typeof ${load(specifier(e))}.${KNOWN[e]};`),
+      `seen["robustly/package.json"] = ${load("robustly/package.json")}.version;`,
+      "console.log(JSON.stringify(seen));",
+    ];
+    writeFileSync(join(project, file), lines.join("\n"));
+    const run = spawnSync(process.execPath, [join(project, file)], { cwd: project, encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    return JSON.parse(run.stdout);
+  }
+
+  it("import()s every entry from an ES module", () => {
+    const json = (s: string) => (s.endsWith(".json") ? ', { with: { type: "json" } }' : "");
+    const seen = probe(
+      "imports.mjs",
+      (s) => `(await import(${quote(s)}${json(s)}))${json(s) ? ".default" : ""}`,
+    );
+    expect(seen).toEqual(expected);
+  });
+
+  it("require()s every entry from CommonJS", () => {
+    expect(probe("requires.cjs", (s) => `require(${quote(s)})`)).toEqual(expected);
+  });
+
+  it("resolves every entry's types with NodeNext, from ES modules and from CommonJS", () => {
+    // Every import must resolve to its declarations (an unresolved one is an error, not `any`), and the
+    // declarations must check whole: with Node.js's types and the optional peer a user of telemetry installs.
+    const uses = (entry: string, index: number) =>
+      `import { ${KNOWN[entry]} as use${index} } from ${quote(specifier(entry))};\nexport const check${index}: object = use${index};`;
+    for (const scope of ["@types", "@opentelemetry"]) {
+      symlinkSync(join(root, "node_modules", scope), join(project, "node_modules", scope), "dir");
+    }
+    const consumer = entries.map(uses).join("\n");
+    writeFileSync(join(project, "consumer.mts"), consumer);
+    writeFileSync(join(project, "consumer.cts"), consumer);
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          lib: ["ES2022", "DOM"],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ["node"],
+        },
+        files: ["consumer.mts", "consumer.cts"],
+      }),
+    );
+    const tsc = spawnSync(
+      process.execPath,
+      [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", project],
+      {
+        cwd: project,
+        encoding: "utf8",
+      },
+    );
+    expect(tsc.stdout + tsc.stderr).toBe("");
+    expect(tsc.status).toBe(0);
+  }, 60_000);
 });

@@ -1,6 +1,5 @@
 // A chart of `robustly plot` drawn by a real browser: headless Chromium takes a screenshot of the SVG, and
 // the PNG must show a chart (a fair share of non-white pixels, some of them coloured: the lines).
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,8 +8,8 @@ import { pathToFileURL } from "node:url";
 import { inflateSync } from "node:zlib";
 import { expect, it } from "vitest";
 import { runPlot } from "../src/cli/plot.js";
+import { type Browser, startChromium } from "./support/chromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const WIDTH = 900;
 const HEIGHT = 500;
 
@@ -93,74 +92,18 @@ function decodePng(file: Buffer): Image {
   return { width, height, rgb };
 }
 
-/** Runs `command` in its own process group; resolves with its exit code, or rejects after `ms`. */
-function run(
-  command: string,
-  args: readonly string[],
-  ms: number,
-): { child: ChildProcess; done: Promise<number> } {
-  const child = spawn(command, args, { detached: true, stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr += String(chunk);
-  });
-  const done = new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${command} took over ${ms} ms\n${stderr}`)), ms);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve(code ?? -1);
-    });
-  });
-  return { child, done };
-}
-
-/** Kills the browser and whatever it started (its process group), if still running. */
-function kill(child: ChildProcess | undefined): void {
-  if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, "SIGKILL");
-  } catch {
-    child.kill("SIGKILL");
-  }
-}
-
 it("headless Chromium draws the backoff strategies chart", { timeout: 60_000 }, async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: this test needs Debian's chromium (apt-get install -y chromium); CI installs it in .ci/run`,
-    );
-  }
   const dir = mkdtempSync(join(tmpdir(), "robustly-plot-browser-"));
-  const profile = mkdtempSync(join(tmpdir(), "robustly-chromium-"));
-  let child: ChildProcess | undefined;
+  let browser: Browser | undefined;
   try {
     const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
     expect(await runPlot(["--out", dir], quiet)).toBe(0);
     const svg = join(dir, "backoff-strategies.svg");
     const png = join(dir, "screenshot.png");
-    const browser = run(
-      CHROMIUM,
-      [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        `--user-data-dir=${profile}`,
-        `--screenshot=${png}`,
-        `--window-size=${WIDTH},${HEIGHT}`,
-        pathToFileURL(svg).href,
-      ],
+    browser = startChromium(
+      [`--screenshot=${png}`, `--window-size=${WIDTH},${HEIGHT}`, pathToFileURL(svg).href],
       50_000,
     );
-    child = browser.child;
     expect(await browser.done).toBe(0);
     expect(existsSync(png)).toBe(true);
 
@@ -184,8 +127,7 @@ it("headless Chromium draws the backoff strategies chart", { timeout: 60_000 }, 
     expect(ink / pixels).toBeLessThan(0.6);
     expect(coloured).toBeGreaterThan(2000);
   } finally {
-    kill(child);
+    browser?.close();
     rmSync(dir, { recursive: true, force: true });
-    rmSync(profile, { recursive: true, force: true });
   }
 });

@@ -1,6 +1,7 @@
 import { createClient } from "@redis/client";
 import { Cluster, Redis } from "ioredis";
-import { circuitBreaker, ResponsiveBackoff, redisStore, retryBudget } from "robustly";
+import { circuitBreaker, ResponsiveBackoff, retryBudget } from "robustly";
+import { redisStore } from "robustly/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisServer, startRedisCluster, startRedisServer } from "./support/redis-server.js";
 

@@ -1,9 +1,3 @@
 export { type MemoryStoreOptions, memoryStore } from "./memory.js";
-export {
-  type NodeRedisClientLike,
-  type RedisClientLike,
-  type RedisStoreOptions,
-  redisStore,
-} from "./redis.js";
 export type { SharingOptions } from "./replica.js";
 export { type Store, type StoreEntry, StoreTimeoutError, type StoreWrite } from "./store.js";

@@ -5,9 +5,10 @@
  * write refreshes the key's expiry, so the keys of policies no longer in use go away.
  *
  * Redis is reached through a client the application already has (ioredis or node-redis, optional peer
- * dependencies) or an ioredis client this store makes from a URL and closes in `close()`.
+ * dependencies) or an ioredis client this store makes from a URL and closes in `close()`. The store itself
+ * imports no Node.js module (the scripts' SHA-1 comes from Web Crypto), so it runs wherever the client does.
+ * The `robustly/redis` entry point.
  */
-import { createHash } from "node:crypto";
 import { OptionError } from "../core/errors.js";
 import { knownKeys } from "../core/validate.js";
 import type { Store, StoreEntry, StoreWrite } from "./store.js";
@@ -60,16 +61,27 @@ redis.call('HSET', KEYS[1], 'd', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return { 1, next, '', tostring(now) }`;
 
-interface Script {
+/** A Lua script, called by its SHA-1 (computed on first use: Web Crypto's digest is asynchronous). */
+class Script {
   readonly source: string;
-  readonly sha: string;
+  #sha: Promise<string> | undefined;
+
+  constructor(source: string) {
+    this.source = source;
+  }
+
+  sha(): Promise<string> {
+    this.#sha ??= sha1(this.source);
+    return this.#sha;
+  }
 }
 
-function script(source: string): Script {
-  return { source, sha: createHash("sha1").update(source).digest("hex") };
+async function sha1(text: string): Promise<string> {
+  const digest = await globalThis.crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
-const scripts = { read: script(READ), write: script(WRITE) };
+const scripts = { read: new Script(READ), write: new Script(WRITE) };
 
 class RedisStore implements Store {
   readonly name = "redis";
@@ -98,7 +110,7 @@ class RedisStore implements Store {
     const fullKey = this.#prefix + key;
     let reply: unknown;
     try {
-      reply = await client.evalsha(which.sha, 1, fullKey, ...args);
+      reply = await client.evalsha(await which.sha(), 1, fullKey, ...args);
     } catch (error) {
       if (!String((error as Error)?.message ?? error).startsWith("NOSCRIPT")) throw error;
       reply = await client.eval(which.source, 1, fullKey, ...args);

@@ -33,7 +33,7 @@ let serving = false;
  *
  * @example
  * // worker.js
- * import { serveWorker } from "robustly";
+ * import { serveWorker } from "robustly/supervisor";
  * serveWorker(async (order, { id, deliveries }) => charge(order, { idempotencyKey: id }));
  */
 export function serveWorker<M = unknown, R = unknown>(handler: Handler<M, R>, options?: ServeOptions): void {

@@ -6,8 +6,14 @@
 import { type CancelTimer, type Clock, sleep } from "../core/clock.js";
 import { type QueuedTimer, TimerQueue } from "../core/timer-queue.js";
 
-/** Lets every queued promise continuation run (setImmediate runs after the microtask queue drains). */
-const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * Lets every queued promise continuation run: a macrotask runs after the microtask queue drains
+ * (setImmediate where there is one, as in Node.js, Deno and Bun; a zero timeout in browsers).
+ */
+const settle: () => Promise<void> =
+  typeof globalThis.setImmediate === "function"
+    ? () => new Promise<void>((resolve) => setImmediate(resolve))
+    : () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 /**
  * @example

@@ -1,0 +1,74 @@
+// Headless Chromium for the browser tests: Debian's /usr/bin/chromium, started in a process group of its
+// own with a fresh profile and no background networking (this machine has no network beyond loopback),
+// and killed with everything it started.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const CHROMIUM = "/usr/bin/chromium";
+
+export interface Browser {
+  readonly child: ChildProcess;
+  /** Resolves with the exit code; rejects after the time allowed. */
+  readonly done: Promise<number>;
+  /** Kills the browser and whatever it started, if still running, and removes its profile. */
+  close(): void;
+}
+
+/** Starts headless Chromium with `args` after the usual flags; it has `ms` to exit by itself. */
+export function startChromium(args: readonly string[], ms: number): Browser {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `${CHROMIUM} is missing: this test needs Debian's chromium (apt-get install -y chromium); CI installs it in .ci/run`,
+    );
+  }
+  const profile = mkdtempSync(join(tmpdir(), "robustly-chromium-"));
+  const child = spawn(
+    CHROMIUM,
+    [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      `--user-data-dir=${profile}`,
+      ...args,
+    ],
+    { detached: true, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const done = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`chromium took over ${ms} ms\n${stderr}`)), ms);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve(code ?? -1);
+    });
+  });
+  // The caller may never await `done` (a page that reports back is killed instead).
+  done.catch(() => {});
+  return {
+    child,
+    done,
+    close() {
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {
+          child.kill("SIGKILL");
+        }
+      }
+      rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+    },
+  };
+}
