@@ -84,12 +84,6 @@ describe("a fleet of four processes on one redis-server", () => {
     const total = (results: Record<string, unknown>[]) =>
       results.reduce((sum, r) => sum + (r.retries as number), 0);
     const budget = 40; // the floor: 40 retries in a window that outlasts the run
-    console.log(
-      "FLEET",
-      total(shared),
-      total(alone),
-      shared.map((r) => r.calls),
-    );
     // Alone, each process spends a whole budget of its own.
     expect(total(alone)).toBe(4 * budget);
     // Shared, the four spend one between them: never more (the leases forbid it) and at least 80% of it.

@@ -185,7 +185,6 @@ async function outage(strategy: "fixed" | "exponential"): Promise<Outage> {
     after: rates(settled, end),
     concurrency,
   };
-  console.log(`seed 002 over loopback, ${strategy}: ${JSON.stringify(result)}`);
   return result;
 }
 

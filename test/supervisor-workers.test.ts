@@ -351,9 +351,6 @@ describe("crash storms: 10,000 messages, nothing lost, nothing answered twice", 
     await expectAllGone(pids);
     // Bounded: a few seconds on a slow machine.
     expect(Date.now() - began).toBeLessThan(25_000);
-    console.info(
-      `process storm: ${N} messages, ${kills} SIGKILLs, ${m.crashes} crashes, ${m.redelivered} redeliveries, ${pids.size} processes, ${Date.now() - began} ms`,
-    );
   }, 30_000);
 
   it("a worker thread that exits at random moments: every sender gets its reply; no thread remains", async () => {
@@ -364,7 +361,6 @@ describe("crash storms: 10,000 messages, nothing lost, nothing answered twice", 
       maxDeliveries: -1,
       maxPending: -1,
     });
-    const began = Date.now();
     const { results, acks } = await storm(s, async (track) => {
       for (let i = 0; i < N; i++) track(s.send(i));
     });
@@ -373,13 +369,9 @@ describe("crash storms: 10,000 messages, nothing lost, nothing answered twice", 
       if (r.status === "fulfilled") expect(r.value.double).toBe(2 * i);
     });
     expect(acks.size).toBe(N);
-    const m = s.metrics;
-    expect(m.acknowledged).toBe(N);
+    expect(s.metrics.acknowledged).toBe(N);
     await s.stop();
     expect(threadCount()).toBeLessThanOrEqual(threadsBefore);
-    console.info(
-      `thread storm: ${N} messages, ${m.crashes} exits, ${m.redelivered} redeliveries, ${Date.now() - began} ms`,
-    );
   }, 30_000);
 
   it("with maxPending small, under SIGKILLs: the drops are exactly those reported, the rest get their replies", async () => {
@@ -424,9 +416,6 @@ describe("crash storms: 10,000 messages, nothing lost, nothing answered twice", 
     expect(s.metrics.crashes).toBe(killer.kills);
     await s.stop();
     await expectAllGone(killer.pids);
-    console.info(
-      `bounded storm: ${N} messages, ${dropped.size} dropped, ${killer.kills} SIGKILLs, ${s.metrics.crashes} crashes`,
-    );
   }, 30_000);
 });
 

@@ -6,7 +6,8 @@
 import { watchAbort } from "../core/abort.js";
 import { OptionError } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, safeCall, warnOnce } from "../core/events.js";
-import { knownKeys, optionalFunction } from "../core/validate.js";
+import { checkKeys, read } from "../core/schema.js";
+import { BULKHEAD_SCHEMA } from "./schema.js";
 
 /** The largest `limit` and `queue` a bulkhead takes (1e9). */
 export const MAX_BULKHEAD = 1_000_000_000;
@@ -70,19 +71,13 @@ export function checkBulkheadOptions(
   if (options === undefined || options === null || typeof options !== "object") {
     throw new OptionError(where, options, "an object { limit, queue? } (limit is required)");
   }
-  knownKeys(where, options, ["limit", "queue", "onCallbackError"]);
+  checkKeys(BULKHEAD_SCHEMA, options, where);
   const o = options as Partial<BulkheadOptions>;
-  const limit = integerIn(`${where}: limit`, o.limit, 1, "(required)");
-  const queue = o.queue === undefined ? 0 : integerIn(`${where}: queue`, o.queue, 0, "(default 0)");
-  optionalFunction(`${where}: onCallbackError`, o.onCallbackError);
+  const field = <V>(key: keyof BulkheadOptions): V => read(BULKHEAD_SCHEMA, key, o[key], `${where}: ${key}`);
+  const limit = field<number>("limit");
+  const queue = field<number | undefined>("queue") ?? 0;
+  field("onCallbackError");
   return { limit, queue };
-}
-
-function integerIn(option: string, value: unknown, min: number, note: string): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > MAX_BULKHEAD) {
-    throw new OptionError(option, value, `an integer in [${min}, 1e9] ${note}`);
-  }
-  return value;
 }
 
 /**

@@ -9,7 +9,7 @@ export const BULKHEAD_SCHEMA: Schema = {
   fields: {
     limit: {
       kind: { type: "integer", min: 1, max: 1e9 },
-      default: "none (required)",
+      required: true,
       doc: "Executions at once.",
     },
     queue: {

@@ -33,8 +33,10 @@ export interface Field {
   readonly doc: string;
   /** What `--help` says of it, when shorter than `doc`. */
   readonly brief?: string;
-  /** The default as the docs show it; left out, "none". */
+  /** The default as the docs show it; left out, "none" (or "required"). */
   readonly default?: string;
+  /** Must be given: leaving it out is an error. */
+  readonly required?: boolean;
   /** A time in milliseconds: config files and flags also take a unit ("1.5s"). */
   readonly ms?: boolean;
   /** On the command line as `--kebab-name VALUE`, VALUE shown as this ("T", "N", "F"); left out, not a flag. */
@@ -65,9 +67,15 @@ export function checkKeys(schema: Schema, options: unknown, where = schema.where
   knownKeys(where, options, keysOf(schema));
 }
 
+/** A bound as people write it: 1e9 rather than 1000000000. */
+const bound = (n: number) => {
+  const short = n.toExponential().replace("e+", "e");
+  return Math.abs(n) >= 1e6 && /^-?\d+e\d+$/.test(short) ? short : String(n);
+};
+
 const range = (k: { min: number; max?: number; exclusive?: boolean; infinity?: boolean }, what: string) => {
-  if (k.max !== undefined) return `${what} in ${k.exclusive ? "(" : "["}${k.min}, ${k.max}]`;
-  return `${what} ${k.exclusive ? ">" : ">="} ${k.min}${k.infinity ? " (Infinity allowed)" : ""}`;
+  if (k.max !== undefined) return `${what} in ${k.exclusive ? "(" : "["}${bound(k.min)}, ${bound(k.max)}]`;
+  return `${what} ${k.exclusive ? ">" : ">="} ${bound(k.min)}${k.infinity ? " (Infinity allowed)" : ""}`;
 };
 
 /** What a kind of option allows, as errors and docs say it. */
@@ -77,14 +85,16 @@ export function allowed(kind: Kind): string {
       return range(kind, kind.infinity ? "a number" : "a finite number");
     case "integer":
       return kind.max === undefined
-        ? `an integer >= ${kind.min}`
-        : `an integer in [${kind.min}, ${kind.max}]`;
+        ? `an integer >= ${bound(kind.min)}`
+        : `an integer in [${bound(kind.min)}, ${bound(kind.max)}]`;
     case "limit":
       return `${kind.integer ? "an integer" : "a number"} (negative or Infinity = no limit)`;
     case "boolean":
       return "true or false";
     case "enum":
-      return `one of ${kind.values.map((v) => JSON.stringify(v)).join(", ")}`;
+      return kind.values.length === 2
+        ? kind.values.map((v) => JSON.stringify(v)).join(" or ")
+        : `one of ${kind.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "function":
       return "a function";
     case "other":
@@ -129,9 +139,13 @@ function fits(kind: Kind, value: unknown): boolean {
  * a limit comes back as Infinity when switched off. `label` overrides the schema's label (a rule's path).
  */
 export function read<T = unknown>(schema: Schema, key: string, value: unknown, label?: string): T {
-  if (value === undefined) return value as T;
   const field = schema.fields[key];
   if (field === undefined) throw new TypeError(`${schema.name} has no option ${key}`);
+  if (value === undefined) {
+    if (field.required)
+      throw new OptionError(label ?? schema.label(key), value, `${allowed(field.kind)} (required)`);
+    return value as T;
+  }
   if (!fits(field.kind, value)) {
     throw new OptionError(label ?? schema.label(key), value, allowed(field.kind));
   }
@@ -152,7 +166,8 @@ const cell = (text: string) => text.replace(/\|/g, "\\|");
 export function optionsTable(schema: Schema): string {
   const rows = Object.entries(schema.fields).map(([key, field]) => {
     const takes = `${allowed(field.kind)}${field.ms ? ", ms" : ""}`;
-    return `| \`${key}\` | ${cell(takes)} | ${cell(field.default ?? "none")} | ${cell(field.doc)} |`;
+    const fallback = field.default ?? (field.required ? "required" : "none");
+    return `| \`${key}\` | ${cell(takes)} | ${cell(fallback)} | ${cell(field.doc)} |`;
   });
   return ["| Option | Takes | Default | Meaning |", "| --- | --- | --- | --- |", ...rows].join("\n");
 }

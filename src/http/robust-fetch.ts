@@ -10,11 +10,13 @@
  * one listener on the caller's signal is removed when the call settles.
  */
 import { OptionError, RetryableResultError, TimeoutError } from "../core/errors.js";
-import { boolean, finiteAtLeast, isFunction, optionalFunction } from "../core/validate.js";
+import { read } from "../core/schema.js";
+import { isFunction } from "../core/validate.js";
 import { compileMatcher } from "../policy/matcher.js";
 import { type RetryEvent, type RetryOptions, resolveOptions } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
 import { retryAfter } from "./retry-after.js";
+import { FETCH_SCHEMA } from "./schema.js";
 
 /** What `withRetry` wraps: `globalThis.fetch`, or anything called like it. */
 export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
@@ -166,15 +168,12 @@ function prepare(options: RobustFetchOptions | undefined): Prepared {
   const statuses =
     o.retryOnStatus === undefined ? new Set(FETCH_DEFAULTS.retryOnStatus) : checkStatuses(o.retryOnStatus);
   const maxRetryAfter =
-    o.maxRetryAfter === undefined
-      ? FETCH_DEFAULTS.maxRetryAfter
-      : finiteAtLeast("maxRetryAfter", o.maxRetryAfter, 0);
+    read<number>(FETCH_SCHEMA, "maxRetryAfter", o.maxRetryAfter) ?? FETCH_DEFAULTS.maxRetryAfter;
   const retryNonIdempotent =
-    o.retryNonIdempotent === undefined
-      ? FETCH_DEFAULTS.retryNonIdempotent
-      : boolean("retryNonIdempotent", o.retryNonIdempotent);
-  optionalFunction("retryOnResult", o.retryOnResult);
-  optionalFunction("onRetry", o.onRetry);
+    read<boolean>(FETCH_SCHEMA, "retryNonIdempotent", o.retryNonIdempotent) ??
+    FETCH_DEFAULTS.retryNonIdempotent;
+  read(FETCH_SCHEMA, "retryOnResult", o.retryOnResult);
+  read(FETCH_SCHEMA, "onRetry", o.onRetry);
 
   // A retryable status always reaches the policy: `retryOn` classifies errors only.
   const matchError =

@@ -8,7 +8,9 @@ import type { Backoff } from "../backoff/types.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
-import { integerAtLeast, knownKeys, limit, optionalFunction } from "../core/validate.js";
+import { checkKeys, read } from "../core/schema.js";
+import { knownKeys, limit } from "../core/validate.js";
+import { SUPERVISOR_SCHEMA } from "./schema.js";
 import type { RestartStrategy, StopOptions, SuperviseOptions, WorkerFactory } from "./types.js";
 
 /** The defaults, documented on `SuperviseOptions`. */
@@ -28,23 +30,6 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
 });
 
 const defaultBackoff = slotted({ slot: SUPERVISOR_DEFAULTS.slot, ceiling: SUPERVISOR_DEFAULTS.ceiling });
-
-const KEYS = [
-  "worker",
-  "instances",
-  "strategy",
-  "route",
-  "concurrency",
-  "backoff",
-  "maxPending",
-  "maxDeliveries",
-  "maxRestarts",
-  "restartWindow",
-  "ackTimeout",
-  "startTimeout",
-  "clock",
-  "random",
-] as const;
 
 /** Every option checked, every default filled in; limits that are off are Infinity. */
 export interface ResolvedSupervisorOptions<M, R> {
@@ -92,7 +77,7 @@ export function resolveSupervisorOptions<M, R>(
   if (options === undefined || options === null || typeof options !== "object" || Array.isArray(options)) {
     throw new OptionError("supervise: options", options, "an object with at least a worker");
   }
-  knownKeys("supervise", options, KEYS);
+  checkKeys(SUPERVISOR_SCHEMA, options);
   const o = options;
 
   let factories: WorkerFactory<M, R>[];
@@ -113,16 +98,16 @@ export function resolveSupervisorOptions<M, R>(
     factories = [...(list as WorkerFactory<M, R>[])];
   } else {
     if (!isFactory(o.worker)) throw new OptionError(`${P}worker`, o.worker, FACTORY);
-    const instances = integerAtLeast(`${P}instances`, o.instances ?? SUPERVISOR_DEFAULTS.instances, 1);
+    const instances =
+      read<number>(SUPERVISOR_SCHEMA, "instances", o.instances) ?? SUPERVISOR_DEFAULTS.instances;
     factories = Array.from({ length: instances }, () => o.worker as WorkerFactory<M, R>);
   }
 
-  const strategy = o.strategy ?? SUPERVISOR_DEFAULTS.strategy;
-  if (strategy !== "one-for-one" && strategy !== "all-for-one") {
-    throw new OptionError(`${P}strategy`, strategy, '"one-for-one" or "all-for-one"');
-  }
-  optionalFunction(`${P}route`, o.route);
-  const concurrency = integerAtLeast(`${P}concurrency`, o.concurrency ?? SUPERVISOR_DEFAULTS.concurrency, 1);
+  const strategy =
+    read<RestartStrategy>(SUPERVISOR_SCHEMA, "strategy", o.strategy) ?? SUPERVISOR_DEFAULTS.strategy;
+  read(SUPERVISOR_SCHEMA, "route", o.route);
+  const concurrency =
+    read<number>(SUPERVISOR_SCHEMA, "concurrency", o.concurrency) ?? SUPERVISOR_DEFAULTS.concurrency;
   const backoff = o.backoff === undefined ? defaultBackoff : toBackoff(o.backoff, `${P}backoff`);
 
   const window = factories.length * concurrency;
@@ -151,7 +136,11 @@ export function resolveSupervisorOptions<M, R>(
       "an integer >= 1 (negative or Infinity = no limit)",
     );
   }
-  const maxRestarts = limit(`${P}maxRestarts`, o.maxRestarts ?? SUPERVISOR_DEFAULTS.maxRestarts, true);
+  const maxRestarts = read<number>(
+    SUPERVISOR_SCHEMA,
+    "maxRestarts",
+    o.maxRestarts ?? SUPERVISOR_DEFAULTS.maxRestarts,
+  );
   const restartWindow = timeLimit(`${P}restartWindow`, o.restartWindow ?? SUPERVISOR_DEFAULTS.restartWindow);
   const ackTimeout = timeLimit(`${P}ackTimeout`, o.ackTimeout ?? SUPERVISOR_DEFAULTS.ackTimeout);
   const startTimeout = timeLimit(`${P}startTimeout`, o.startTimeout ?? SUPERVISOR_DEFAULTS.startTimeout);
@@ -165,9 +154,7 @@ export function resolveSupervisorOptions<M, R>(
   ) {
     throw new OptionError(`${P}clock`, clock, "a Clock (an object with now() and setTimer(ms, callback))");
   }
-  const random = o.random ?? systemRandom;
-  if (typeof random !== "function")
-    throw new OptionError(`${P}random`, random, "a function returning [0, 1)");
+  const random = read<Random | undefined>(SUPERVISOR_SCHEMA, "random", o.random) ?? systemRandom;
 
   return {
     factories,

@@ -10,7 +10,7 @@ export const TIMEOUT_SCHEMA: Schema = {
     ms: {
       kind: { type: "limit", integer: false },
       ms: true,
-      default: "none (required)",
+      required: true,
       doc: "The time what runs inside gets; when it runs out, its signal aborts with a TimeoutError. Negative or Infinity for none.",
     },
     onTimeout: {

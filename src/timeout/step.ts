@@ -6,9 +6,10 @@
 import { OptionError, TimeoutError, withoutStack } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
 import { Eventual, invoke } from "../core/invoke.js";
-import { knownKeys, limit, optionalFunction } from "../core/validate.js";
+import { checkKeys, read } from "../core/schema.js";
 import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
+import { TIMEOUT_SCHEMA } from "./schema.js";
 
 /** `steps.timeout`'s options. */
 export interface TimeoutStepOptions {
@@ -38,10 +39,10 @@ export class TimeoutStep implements Step {
   readonly #events: Events<TimeoutEvents>;
 
   constructor(options: TimeoutStepOptions) {
-    knownKeys("steps.timeout", options, ["ms", "onTimeout", "onCallbackError"]);
-    this.ms = limit("steps.timeout: ms", options.ms, false);
-    optionalFunction("steps.timeout: onTimeout", options.onTimeout);
-    optionalFunction("steps.timeout: onCallbackError", options.onCallbackError);
+    checkKeys(TIMEOUT_SCHEMA, options);
+    this.ms = read(TIMEOUT_SCHEMA, "ms", options.ms);
+    read(TIMEOUT_SCHEMA, "onTimeout", options.onTimeout);
+    read(TIMEOUT_SCHEMA, "onCallbackError", options.onCallbackError);
     this.#events = new Events<TimeoutEvents>(options.onCallbackError ?? warnOnce);
     if (options.onTimeout !== undefined) this.#events.on("timeout", options.onTimeout);
   }
