@@ -1,3 +1,4 @@
+import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js";
 import type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
@@ -19,9 +20,12 @@ export function baseAndMax(
   return { base, max };
 }
 
-/** `min(max, value)` that also maps NaN and overflow to `max` and never goes below 0. */
+/**
+ * `min(max, value)` that also maps NaN and overflow to `max`, never goes below 0, and never above the
+ * longest timer (2^31 − 1 ms), so that no jitter over it ever sees Infinity.
+ */
 export function capped(value: number, max: number): number {
-  return value < max ? Math.max(value, 0) : max;
+  return Math.min(value < max ? Math.max(value, 0) : max, MAX_TIMER_DELAY);
 }
 
 // The strategy factories themselves (`backoff.exponential`, …): passed uncalled, they would pass for a

@@ -1,3 +1,4 @@
+import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { finiteAtLeast, knownKeys } from "../core/validate.js";
 import { SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
@@ -16,7 +17,8 @@ export interface ConstantOptions {
 export function constant(options?: ConstantOptions): Backoff {
   knownKeys("backoff.constant", options, ["base"]);
   const base = finiteAtLeast("backoff.constant: base", options?.base ?? SECOND, 0);
-  return { name: "constant", base, max: base, delay: () => base };
+  const delay = Math.min(base, MAX_TIMER_DELAY);
+  return { name: "constant", base, max: base, delay: () => delay };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { uniform } from "../core/random.js";
 import { baseAndMax } from "./common.js";
@@ -20,5 +21,10 @@ export function random(options: RandomOptions): Backoff {
   const { base, max } = baseAndMax("random", options, ["base", "max"], 0);
   if (!Number.isFinite(max))
     throw new OptionError("backoff.random: max", options?.max, "a finite number >= base (required)");
-  return { name: "random", base, max, delay: (_x, rand) => uniform(rand, base, max) };
+  return {
+    name: "random",
+    base,
+    max,
+    delay: (_x, rand) => Math.min(uniform(rand, base, max), MAX_TIMER_DELAY),
+  };
 }

@@ -1,3 +1,4 @@
+import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { uniformInt } from "../core/random.js";
 import { boolean, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
@@ -37,7 +38,7 @@ export function slotted(options?: SlottedOptions): Backoff {
     max: slot === 0 ? 0 : slot * (2 ** highest - 1),
     delay(x, random) {
       const s = slotNumber(x, ceiling, stay);
-      return s === 0 ? 0 : slot * (2 ** uniformInt(random, s) - 1);
+      return s === 0 ? 0 : Math.min(slot * (2 ** uniformInt(random, s) - 1), MAX_TIMER_DELAY);
     },
   };
 }

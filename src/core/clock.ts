@@ -20,17 +20,32 @@ export interface Clock {
 /**
  * The longest delay one timer can hold: Node.js and browsers store it in a signed 32-bit integer
  * (2^31 − 1 ms, about 24.8 days) and fire at once when asked for more. Every delay robustly computes is
- * clamped to it.
+ * clamped to it; a timeout or timer set for longer is a chain of such timers.
  */
 export const MAX_TIMER_DELAY = 2_147_483_647;
+
+/**
+ * A real timer of any length: one beyond what a timer can hold is a chain of the longest ones, so that it
+ * fires when its time comes rather than at once (or, capped, early). `unref` lets the process exit while
+ * it waits, where the platform can.
+ */
+function realTimer(ms: number, callback: () => void, unref: boolean): CancelTimer {
+  let left = Math.max(ms, 0);
+  let handle: ReturnType<typeof setTimeout>;
+  const arm = () => {
+    const now = Math.min(left, MAX_TIMER_DELAY);
+    left -= now;
+    handle = setTimeout(left > 0 ? arm : callback, now);
+    if (unref) (handle as { unref?: () => void }).unref?.();
+  };
+  arm();
+  return () => clearTimeout(handle);
+}
 
 /** The real clock: `performance.now()` and `setTimeout`. */
 export const systemClock: Clock = {
   now: () => performance.now(),
-  setTimer(ms, callback) {
-    const handle = setTimeout(callback, Math.min(Math.max(ms, 0), MAX_TIMER_DELAY));
-    return () => clearTimeout(handle);
-  },
+  setTimer: (ms, callback) => realTimer(ms, callback, false),
 };
 
 /**
@@ -59,7 +74,5 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
  */
 export function setBackgroundTimer(clock: Clock, ms: number, callback: () => void): CancelTimer {
   if (clock !== systemClock) return clock.setTimer(ms, callback);
-  const handle = setTimeout(callback, Math.min(Math.max(ms, 0), MAX_TIMER_DELAY));
-  handle.unref?.();
-  return () => clearTimeout(handle);
+  return realTimer(ms, callback, true);
 }

@@ -48,11 +48,15 @@ export function safeCall(handler: CallbackErrorHandler, name: string, call: () =
 
 function report(handler: CallbackErrorHandler, name: string, error: unknown): void {
   try {
-    handler(error, name);
+    // The error handler itself may fail, at once or later: there is nowhere left to send that.
+    const result: unknown = handler(error, name);
+    if (isThenable(result)) result.then(undefined, ignore);
   } catch {
-    // The error handler itself failed: there is nowhere left to send this.
+    // As above.
   }
 }
+
+const ignore = () => {};
 
 export class Events<M extends Record<string, unknown>> {
   readonly #listeners = new Map<keyof M, Set<(payload: never) => unknown>>();

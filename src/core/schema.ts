@@ -150,6 +150,8 @@ export function read<T = unknown>(schema: Schema, key: string, value: unknown, l
     throw new OptionError(label ?? schema.label(key), value, allowed(field.kind));
   }
   if (field.kind.type === "limit" && (value as number) < 0) return Number.POSITIVE_INFINITY as T;
+  // -0 is the number it is: 0.
+  if (value === 0) return 0 as T;
   return value as T;
 }
 

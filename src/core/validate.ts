@@ -57,7 +57,8 @@ export function limit(option: string, value: unknown, integer: boolean): number 
     const what = integer ? "an integer" : "a number";
     throw new OptionError(option, value, `${what} (negative or Infinity = no limit)`);
   }
-  return value < 0 ? Number.POSITIVE_INFINITY : value;
+  // -0 is the number it is: 0 (and reported as 0).
+  return value < 0 ? Number.POSITIVE_INFINITY : value === 0 ? 0 : value;
 }
 
 export function isFunction(option: string, value: unknown): void {

@@ -1,3 +1,4 @@
+import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { uniform } from "../core/random.js";
 import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js";
@@ -50,8 +51,8 @@ export function decorrelatedAws(options?: DecorrelatedAwsOptions): Jitter {
     apply({ backoff, previous, random }) {
       const base = ownBase ?? backoff.base;
       const max = ownMax ?? backoff.max;
-      if (previous === undefined) return Math.min(base, max);
-      return Math.min(max, uniform(random, base, Math.max(base, 3 * previous)));
+      if (previous === undefined) return Math.min(base, max, MAX_TIMER_DELAY);
+      return Math.min(max, uniform(random, base, Math.max(base, 3 * previous)), MAX_TIMER_DELAY);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { standardNormal } from "../core/random.js";
 import { finiteAtLeast, knownKeys } from "../core/validate.js";
@@ -37,7 +38,7 @@ export function normal(options?: NormalJitterOptions): Jitter {
       apply({ backoff, retries, random }) {
         const d = backoff.delay(retries, random);
         if (stddev === 0) return d;
-        return Math.max(d + stddev * standardNormal(random), 0);
+        return Math.min(Math.max(d + stddev * standardNormal(random), 0), MAX_TIMER_DELAY);
       },
     };
   }
@@ -48,7 +49,7 @@ export function normal(options?: NormalJitterOptions): Jitter {
       const d = backoff.delay(retries, random);
       if (sigma === 0 || d === 0) return d;
       const jittered = d + sigma * d * standardNormal(random);
-      return Math.max(jittered, 0);
+      return Math.min(Math.max(jittered, 0), MAX_TIMER_DELAY);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniform } from "../core/random.js";
 import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js";
 import type { Jitter } from "./types.js";
@@ -25,7 +26,7 @@ export function proportional(options?: ProportionalJitterOptions): Jitter {
     apply({ backoff, retries, random }) {
       const d = backoff.delay(retries, random);
       const delta = proportionalDelta(d, spread, maxSpread);
-      return delta === 0 ? d : uniform(random, d - delta, d + delta);
+      return delta === 0 ? d : Math.min(uniform(random, d - delta, d + delta), MAX_TIMER_DELAY);
     },
   };
 }

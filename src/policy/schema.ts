@@ -135,7 +135,7 @@ export const RETRY_SCHEMA: Schema = {
       ...limitMs,
       default: "none",
       brief: "per-attempt timeout; negative = none",
-      doc: "Per-attempt timeout: when it elapses the attempt's signal aborts and the attempt fails with a TimeoutError, even if the operation ignores the signal. Negative or Infinity for none.",
+      doc: "Per-attempt timeout: when it elapses the attempt's signal aborts and the attempt fails with a TimeoutError, even if the operation ignores the signal. Negative or Infinity for none; 0 (or -0) times every attempt out at once. A timeout longer than a timer can hold (2^31 − 1 ms) is kept in full.",
       flag: "T",
       config: true,
     },
