@@ -27,7 +27,7 @@ describe("retryAfter", () => {
 });
 
 describe("delayFrom: the server's hint replaces the computed delay", () => {
-  it("waits what Retry-After says, capped, and keeps the backoff when there is no hint", async () => {
+  it("waits what Retry-After says, capped, with the backoff on top, and the backoff alone when there is no hint", async () => {
     const clock = new VirtualClock();
     const responses = [
       new Response("", { status: 503, headers: { "retry-after": "5" } }),
@@ -50,7 +50,7 @@ describe("delayFrom: the server's hint replaces the computed delay", () => {
       }),
     );
     expect(result.ok).toBe(true);
-    expect(slept).toEqual([5000, 1000, 30_000]);
+    expect(slept).toEqual([5000 + 1000, 1000, 30_000 + 1000]);
   });
 
   it("a hint that would end past maxElapsed ends the call instead", async () => {

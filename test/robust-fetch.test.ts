@@ -196,7 +196,7 @@ describe("robustFetch: what it retries", () => {
 });
 
 describe("robustFetch: Retry-After", () => {
-  it("waits what Retry-After asks instead of the backoff, capped at maxRetryAfter", async () => {
+  it("waits what Retry-After asks (capped at maxRetryAfter), with the backoff's delay on top", async () => {
     script = [
       { status: 503, headers: { "retry-after": "0" } },
       { status: 429, headers: { "retry-after": "1" } },
@@ -205,7 +205,8 @@ describe("robustFetch: Retry-After", () => {
     const { events, onRetry } = recorder();
     const response = await robustFetch(base, undefined, { ...fast, maxRetryAfter: 30, onRetry });
     expect(response.status).toBe(200);
-    expect(events.map((e) => e.delay)).toEqual([0, 30, 10]);
+    // The hints 0, 30 (1 s capped) and none, each plus the backoff's 10 ms.
+    expect(events.map((e) => e.delay)).toEqual([10, 40, 10]);
   });
 
   it("caps a hint at 60 s by default (the wait is cut short here by aborting)", async () => {
@@ -224,14 +225,14 @@ describe("robustFetch: Retry-After", () => {
       },
     );
     await expect(call).rejects.toThrow("enough");
-    expect(events.map((e) => e.delay)).toEqual([60_000]);
+    expect(events.map((e) => e.delay)).toEqual([60_010]);
   });
 
   it("gives the hint up for a delayFrom of the caller's", async () => {
     script = [{ status: 503, headers: { "retry-after": "1" } }];
     const { events, onRetry } = recorder();
     await robustFetch(base, undefined, { ...fast, delayFrom: () => 5, onRetry });
-    expect(events.map((e) => e.delay)).toEqual([5]);
+    expect(events.map((e) => e.delay)).toEqual([15]);
   });
 });
 

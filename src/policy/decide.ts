@@ -45,11 +45,13 @@ export class RetryState {
       if (policy.maxElapsed === 0) return "elapsed";
       let delay = nextDelay(policy, state, random);
       if (policy.delayFrom !== undefined) {
-        // The server's hint replaces the computed delay; garbage (NaN, negative, not a number) is ignored.
+        // The server's hint is the least wait, and the policy's jittered delay goes on top of it: a fleet
+        // told "retry after 0" (or a date already past) spreads out over the jitter instead of coming
+        // back in one instant. Garbage (NaN, negative, not a number) is ignored.
         const outcome = error instanceof RetryableResultError ? error.value : error;
         const hinted = policy.delayFrom(outcome);
         if (typeof hinted === "number" && hinted >= 0 && !Number.isNaN(hinted))
-          delay = Math.min(hinted, MAX_TIMER_DELAY);
+          delay = Math.min(hinted + delay, MAX_TIMER_DELAY);
       }
       return elapsed + delay > policy.maxElapsed ? "elapsed" : { policy: i, delay };
     }

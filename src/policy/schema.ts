@@ -49,7 +49,7 @@ const POLICY_FIELDS = {
   },
   delayFrom: {
     kind: { type: "function" },
-    doc: "(errorOrValue) => ms | undefined: the server's hint (e.g. retryAfter(response)) replaces the computed delay; it still counts against maxElapsed.",
+    doc: "(errorOrValue) => ms | undefined: the server's hint (e.g. retryAfter(response)) is the least wait, with the policy's jittered delay on top; it counts against maxElapsed.",
   },
 } as const satisfies Record<string, Field>;
 
