@@ -59,8 +59,9 @@ export interface RetryPolicy {
   scale?: number;
   /**
    * The server's word on when to retry (Polly's DelayGenerator): given the failed attempt's error (or,
-   * for `retryOnResult`, its value), return a delay in ms to use instead of the computed one, or undefined
-   * to keep it. `retryAfter(response)` reads an HTTP Retry-After. The delay still counts against maxElapsed.
+   * for `retryOnResult`, its value), return the least delay in ms, or undefined for none. The computed,
+   * jittered delay is added on top, so a fleet told the same time spreads out. `retryAfter(response)` reads
+   * an HTTP Retry-After. The delay still counts against maxElapsed.
    */
   delayFrom?: (outcome: unknown) => number | undefined;
 }
