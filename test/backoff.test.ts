@@ -56,7 +56,8 @@ function expectSane(strategy: Backoff, value: number) {
   if (Number.isFinite(strategy.max)) expect(Number.isFinite(value)).toBe(true);
 }
 
-const capAt = (max: number, value: number) => Math.min(max, value);
+// Every delay is also at most the longest timer, 2^31 − 1 ms.
+const capAt = (max: number, value: number) => Math.min(max, value, MAX_TIMER_DELAY);
 
 describe("exponential: v_x = min(v_max, v_base × m^x)", () => {
   const arb = baseArb.chain((base) =>
@@ -87,14 +88,16 @@ describe("exponential: v_x = min(v_max, v_base × m^x)", () => {
     );
   });
 
-  it("gives max at x = 1e6 for any base > 0 and multiplier > 1, even a huge one", () => {
+  it("gives max (or the longest timer, if less) at x = 1e6 for any base > 0 and multiplier > 1, even a huge one", () => {
     fc.assert(
       fc.property(
         fc.double({ min: Number.MIN_VALUE, max: 1e9, noNaN: true }),
         fc.double({ min: 1.001, max: Number.MAX_VALUE, noNaN: true }),
         fc.double({ min: 1e9, max: Number.MAX_VALUE, noNaN: true }),
         (base, multiplier, max) => {
-          expect(backoff.exponential({ base, max, multiplier }).delay(1_000_000, never)).toBe(max);
+          expect(backoff.exponential({ base, max, multiplier }).delay(1_000_000, never)).toBe(
+            capAt(max, max),
+          );
         },
       ),
       runs,
@@ -242,11 +245,11 @@ describe("polynomial: v_x = min(v_max, v_base + (x^p1 + … + x^pn) × step)", (
 });
 
 describe("constant and none", () => {
-  it("constant is v_base for every x", () => {
+  it("constant is v_base (at most the longest timer) for every x", () => {
     fc.assert(
       fc.property(fc.oneof(baseArb), retriesArb, (base, x) => {
         const strategy = backoff.constant({ base });
-        expect(strategy.delay(x, never)).toBe(base);
+        expect(strategy.delay(x, never)).toBe(capAt(base, base));
         expect([strategy.name, strategy.base, strategy.max]).toEqual(["constant", base, base]);
       }),
       runs,
@@ -275,15 +278,15 @@ describe("random: v_x = random(v_base, v_max)", () => {
     }),
   );
 
-  it("is within [base, max] whatever x is", () => {
+  it("is within [base, max] (and at most the longest timer) whatever x is", () => {
     fc.assert(
       fc.property(arb, ({ base, max, seed, x }) => {
         const strategy = backoff.random({ base, max });
         const random = seededRandom(seed);
         for (let i = 0; i < 20; i++) {
           const value = strategy.delay(x + i, random);
-          expect(value).toBeGreaterThanOrEqual(base);
-          expect(value).toBeLessThanOrEqual(max);
+          expect(value).toBeGreaterThanOrEqual(capAt(base, base));
+          expect(value).toBeLessThanOrEqual(capAt(max, max));
         }
       }),
       runs,
@@ -337,13 +340,15 @@ describe("slotted (seed 004): slot × (2^k − 1), k uniform in [0, s]", () => {
     x: fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 1_000_000 })),
   });
 
-  it("every value is slot × (2^k − 1) for some integer k <= s, and within [0, max]", () => {
+  it("every value is slot × (2^k − 1) for some integer k <= s (or the longest timer, when that is less), and within [0, max]", () => {
     fc.assert(
       fc.property(arb, ({ slot, ceiling, stayAtCeiling, seed, x }) => {
         const strategy = backoff.slotted({ slot, ceiling, stayAtCeiling });
         expect(strategy.max).toBe(slot * (2 ** (stayAtCeiling ? ceiling : ceiling - 1) - 1));
         const s = sOf(x, ceiling, stayAtCeiling);
-        const allowed = new Set(Array.from({ length: s + 1 }, (_, k) => slot * (2 ** k - 1)));
+        const allowed = new Set(
+          Array.from({ length: s + 1 }, (_, k) => capAt(slot * (2 ** k - 1), slot * (2 ** k - 1))),
+        );
         const random = seededRandom(seed);
         for (let i = 0; i < 5; i++) {
           const value = strategy.delay(x, random);

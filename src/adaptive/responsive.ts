@@ -7,7 +7,7 @@ import type { Backoff } from "../backoff/types.js";
 import { type Clock, sleep, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
-import { type Random, systemRandom } from "../core/random.js";
+import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
 import {
   forEachRun,
@@ -205,7 +205,8 @@ export class ResponsiveBackoff implements Backoff {
         "a Clock with now() and setTimer(ms, callback)",
       );
     }
-    const random = o.random ?? systemRandom;
+    const random =
+      o.random === undefined ? systemRandom : checkedRandom(o.random, "ResponsiveBackoff: random");
     if (typeof random !== "function")
       throw new OptionError("ResponsiveBackoff: random", random, "a function returning [0, 1)");
     this.#random = random;

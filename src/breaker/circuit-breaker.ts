@@ -13,7 +13,7 @@ import { watchAbort } from "../core/abort.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError, PermanentError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
-import { type Random, systemRandom } from "../core/random.js";
+import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
 import { compileMatcher, type ErrorMatcher } from "../policy/matcher.js";
@@ -154,7 +154,8 @@ export class CircuitBreaker {
       this.handles = (error) => !isPermanent(error) && matches(error);
     }
     const clock = options.clock ?? systemClock;
-    this.#random = options.random ?? systemRandom;
+    this.#random =
+      options.random === undefined ? systemRandom : checkedRandom(options.random, "circuitBreaker: random");
     this.#options = options;
     const sharing = sharingOptions("circuitBreaker", options);
     if (sharing === undefined) {

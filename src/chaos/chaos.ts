@@ -7,7 +7,7 @@
  */
 import { type Clock, MAX_TIMER_DELAY, sleep, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import { type Random, systemRandom } from "../core/random.js";
+import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { clampDelay, finiteAtLeast, knownKeys, optionalFunction } from "../core/validate.js";
 import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
@@ -168,7 +168,7 @@ export function chaos<A extends unknown[], T>(
   checkOptions(options);
   const injector = new Injector(options);
   const clock = options.clock ?? systemClock;
-  const random = options.random ?? systemRandom;
+  const random = options.random === undefined ? systemRandom : checkedRandom(options.random, "chaos: random");
   const wrapped = (...args: A): Promise<T> =>
     injector.run(() => operation(...args), signalOf(args[0]) ?? options.signal, clock, random);
   return Object.assign(wrapped, {

@@ -2,12 +2,34 @@
  * Randomness is injected: every strategy draws from a `Random`, a function returning a number in [0, 1).
  * Only this module touches `Math.random`.
  */
+import { OptionError } from "./errors.js";
 
 /** A source of uniform random numbers in [0, 1), like `Math.random`. */
 export type Random = () => number;
 
 /** The default source: `Math.random`. */
 export const systemRandom: Random = () => Math.random();
+
+// Sources known to draw in [0, 1): the default and every seededRandom. Any other is checked as it draws.
+const trusted = new WeakSet<Random>([systemRandom]);
+
+/**
+ * `random` itself when it is known to draw in [0, 1); otherwise a source that checks each draw and throws
+ * an OptionError naming `option` for one outside it (7, -1, NaN, a string), rather than letting it turn
+ * into NaN delays further on. A comparison per draw is all it costs.
+ */
+export function checkedRandom(random: Random, option = "random"): Random {
+  if (trusted.has(random)) return random;
+  const checked: Random = () => {
+    const r = random();
+    if (!(typeof r === "number" && r >= 0 && r < 1)) {
+      throw new OptionError(option, r, "a function returning numbers in [0, 1)");
+    }
+    return r;
+  };
+  trusted.add(checked);
+  return checked;
+}
 
 /**
  * A deterministic `Random` from a 32-bit seed (mulberry32, a public-domain generator by Tommy Ettinger):
@@ -23,13 +45,15 @@ export function seededRandom(seed: number): Random {
     throw new TypeError(`seededRandom: seed must be a finite number; got ${String(seed)}`);
   }
   let state = Math.trunc(seed) >>> 0;
-  return () => {
+  const random: Random = () => {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+  trusted.add(random);
+  return random;
 }
 
 /** A uniform draw in [low, high). */

@@ -5,7 +5,7 @@
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError, PermanentError } from "../core/errors.js";
 import { Eventual, settleWith } from "../core/invoke.js";
-import { type Random, systemRandom } from "../core/random.js";
+import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { knownKeys } from "../core/validate.js";
 import { type ExecutionContext, RootScope, Scope, toScope } from "./context.js";
 import { FINAL_AT_EDGE, isStep, type Next, type Step } from "./step.js";
@@ -171,9 +171,9 @@ function checkExecuteOptions(options: ExecuteOptions | undefined): ExecuteOption
     throw new OptionError("execute: clock", clock, "a Clock with now() and setTimer(ms, callback) methods");
   }
   if (random !== undefined && typeof random !== "function") {
-    throw new OptionError("execute: random", random, "a function returning a number in [0, 1)");
+    throw new OptionError("execute: random", random, "a function returning numbers in [0, 1)");
   }
-  return options;
+  return random === undefined ? options : { signal, clock, random: checkedRandom(random, "execute: random") };
 }
 
 /**

@@ -11,7 +11,7 @@ import type { ChaosOptions } from "../chaos/chaos.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { warnOnce } from "../core/events.js";
-import { type Random, systemRandom } from "../core/random.js";
+import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { keysOf, read } from "../core/schema.js";
 import { knownKeys } from "../core/validate.js";
 import type { HedgeOptions } from "../hedge/hedge.js";
@@ -280,7 +280,7 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
     timeout: read(RETRY_SCHEMA, "timeout", o.timeout) ?? Number.POSITIVE_INFINITY,
     signal: o.signal,
     clock: o.clock ?? systemClock,
-    random: o.random ?? systemRandom,
+    random: o.random === undefined ? systemRandom : checkedRandom(o.random),
     breaker: o.breaker,
     hedge: o.hedge,
     chaos: o.chaos,

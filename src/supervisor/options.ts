@@ -7,7 +7,7 @@ import { slotted } from "../backoff/slotted.js";
 import type { Backoff } from "../backoff/types.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import { type Random, systemRandom } from "../core/random.js";
+import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { checkKeys, read } from "../core/schema.js";
 import { knownKeys, limit } from "../core/validate.js";
 import { SUPERVISOR_SCHEMA } from "./schema.js";
@@ -154,7 +154,8 @@ export function resolveSupervisorOptions<M, R>(
   ) {
     throw new OptionError(`${P}clock`, clock, "a Clock (an object with now() and setTimer(ms, callback))");
   }
-  const random = read<Random | undefined>(SUPERVISOR_SCHEMA, "random", o.random) ?? systemRandom;
+  const given = read<Random | undefined>(SUPERVISOR_SCHEMA, "random", o.random);
+  const random = given === undefined ? systemRandom : checkedRandom(given, "supervise: random");
 
   return {
     factories,

@@ -18,7 +18,11 @@ export const SUPERVISOR_SCHEMA: Schema = {
       default: "none (required)",
       doc: "What starts a worker; an array is a group of different workers.",
     },
-    instances: { kind: { type: "integer", min: 1 }, default: "1", doc: "Workers started from one factory." },
+    instances: {
+      kind: { type: "integer", min: 1, max: 1000 },
+      default: "1",
+      doc: "Workers started from one factory (each a process, a thread or an in-process handler).",
+    },
     strategy: {
       kind: { type: "enum", values: ["one-for-one", "all-for-one"] },
       default: '"one-for-one"',
@@ -30,7 +34,7 @@ export const SUPERVISOR_SCHEMA: Schema = {
       doc: "(message, workers) => index: which worker a message goes to.",
     },
     concurrency: {
-      kind: { type: "integer", min: 1 },
+      kind: { type: "integer", min: 1, max: 1e6 },
       default: "1",
       doc: "Messages one worker handles at once.",
     },
