@@ -9,6 +9,7 @@
  * collected, and `AbortSignal.any` on Node 20 leaks with a long-lived source (nodejs/node#55351). The loop's
  * one listener on the caller's signal is removed when the call settles.
  */
+import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError, RetryableResultError, TimeoutError } from "../core/errors.js";
 import { read } from "../core/schema.js";
 import { isFunction } from "../core/validate.js";
@@ -38,6 +39,12 @@ export interface RobustFetchOptions extends RetryOptions<Response> {
    * the request carries an `Idempotency-Key` header; otherwise their first outcome is final.
    */
   retryNonIdempotent?: boolean;
+  /**
+   * The whole call's limit, ms, across every attempt and wait: when it runs out the call rejects with a
+   * `TimeoutError` and the attempt in flight is aborted. Default 120,000 (2 min); negative or Infinity for
+   * none. (`timeout`, each attempt's limit, defaults to 30,000 here.)
+   */
+  totalTimeout?: number;
 }
 
 /** A fetch that retries: fetch's own parameters, then optional per-call options over the defaults. */
@@ -52,6 +59,10 @@ export const FETCH_DEFAULTS = Object.freeze({
   retryOnStatus: Object.freeze([408, 425, 429, 500, 502, 503, 504]) as readonly number[],
   maxRetryAfter: 60_000,
   retryNonIdempotent: false,
+  /** Each attempt's limit, up to the response's headers. */
+  timeout: 30_000,
+  /** The whole call's limit. */
+  totalTimeout: 120_000,
 });
 
 /** RFC 9110 §9.2.2: methods whose repetition has the same effect as one request. */
@@ -138,11 +149,18 @@ function hasIdempotencyKey(init: RequestInit | undefined, request: Request | und
 /** `robustFetch`'s options checked and compiled once; `retryOptions` are checked by `retry`. */
 interface Prepared {
   readonly retryNonIdempotent: boolean;
+  /** The whole call's limit, ms (Infinity for none). */
+  readonly totalTimeout: number;
   /** The retry options with robustFetch's compositions in place, `signal` still the caller's one. */
   readonly retryOptions: RetryOptions<Response>;
 }
 
-const OWN_KEYS: ReadonlySet<string> = new Set(["retryOnStatus", "maxRetryAfter", "retryNonIdempotent"]);
+const OWN_KEYS: ReadonlySet<string> = new Set([
+  "retryOnStatus",
+  "maxRetryAfter",
+  "retryNonIdempotent",
+  "totalTimeout",
+]);
 
 function checkStatuses(value: unknown): ReadonlySet<number> {
   if (!Array.isArray(value)) {
@@ -201,7 +219,10 @@ function prepare(options: RobustFetchOptions | undefined): Prepared {
       userOnRetry?.(event);
     },
   } satisfies RetryOptions<Response>);
-  return { retryNonIdempotent, retryOptions: retryOptions as RetryOptions<Response> };
+  retryOptions.timeout ??= FETCH_DEFAULTS.timeout;
+  const totalTimeout =
+    read<number>(FETCH_SCHEMA, "totalTimeout", o.totalTimeout) ?? FETCH_DEFAULTS.totalTimeout;
+  return { retryNonIdempotent, totalTimeout, retryOptions: retryOptions as RetryOptions<Response> };
 }
 
 /**
@@ -236,6 +257,33 @@ function callerSignal(
   return { signal: both.signal, release };
 }
 
+/**
+ * The caller's signal, made to abort with a `TimeoutError` when the whole call's limit runs out too (on
+ * `clock`); `release` also removes the timer.
+ */
+function withDeadline(
+  caller: { signal: AbortSignal | undefined; release: () => void },
+  ms: number,
+  clock: Clock,
+): { signal: AbortSignal | undefined; release: () => void } {
+  if (ms === Number.POSITIVE_INFINITY || caller.signal?.aborted) return caller;
+  const deadline = new AbortController();
+  const outer = caller.signal;
+  const onAbort = () => deadline.abort(outer?.reason);
+  outer?.addEventListener("abort", onAbort, { once: true });
+  const cancel = clock.setTimer(ms, () =>
+    deadline.abort(new TimeoutError(ms, `The call timed out after ${ms} ms`)),
+  );
+  return {
+    signal: deadline.signal,
+    release: () => {
+      cancel();
+      outer?.removeEventListener("abort", onAbort);
+      caller.release();
+    },
+  };
+}
+
 async function fetchWithRetry(
   fetchImpl: FetchLike,
   input: RequestInfo | URL,
@@ -253,10 +301,8 @@ async function fetchWithRetry(
     (IDEMPOTENT_METHODS.has(method) || prepared.retryNonIdempotent || hasIdempotencyKey(init, request));
 
   const base = prepared.retryOptions;
-  const { signal, release } = callerSignal(
-    init?.signal !== undefined ? init.signal : request?.signal,
-    base.signal,
-  );
+  const caller = callerSignal(init?.signal !== undefined ? init.signal : request?.signal, base.signal);
+  const { signal, release } = withDeadline(caller, prepared.totalTimeout, base.clock ?? systemClock);
   const options: RetryOptions<Response> = retryable
     ? { ...base, signal }
     : // One attempt (still timed, still counted by a budget or breaker); its outcome is final.

@@ -1,5 +1,5 @@
 /** `robustFetch`'s own options, described once (see `src/core/schema.ts`); it takes `retry`'s as well. */
-import type { Schema } from "../core/schema.js";
+import type { Field, Schema } from "../core/schema.js";
 import { RETRY_SCHEMA } from "../policy/schema.js";
 
 export const FETCH_SCHEMA: Schema = {
@@ -24,6 +24,16 @@ export const FETCH_SCHEMA: Schema = {
       default: "false",
       doc: "Retry POST, PATCH and the other non-idempotent methods too (otherwise only with an Idempotency-Key header).",
     },
+    totalTimeout: {
+      kind: { type: "limit", integer: false },
+      ms: true,
+      default: "120000 (2 min)",
+      doc: "The whole call's limit, across every attempt and wait: when it runs out the call rejects with a TimeoutError. Negative or Infinity for none.",
+    },
     ...RETRY_SCHEMA.fields,
+    timeout: {
+      ...RETRY_SCHEMA.fields.timeout,
+      default: "30000 (30 s)",
+    } as Field,
   },
 };
