@@ -9,19 +9,9 @@ import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { type Random, systemRandom } from "../core/random.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
-import {
-  forEachRun,
-  type Replica,
-  type RunBatch,
-  RunLog,
-  replayingRandom,
-  runLogReplica,
-  SHARING_KEYS,
-  type SharingOptions,
-  scratchOptions,
-  sharingOptions,
-  storeClock,
-} from "../store/replica.js";
+import { SHARING_KEYS, type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
+import { forEachRun, type RunBatch, replayingRandom } from "../store/run-log.js";
+import { restoreShared, SharedPolicy, SharedRuns, type StoreEvents } from "../store/shared-policy.js";
 
 export interface ResponsiveBackoffOptions extends SharingOptions {
   /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500 (seed 003). */
@@ -66,14 +56,10 @@ export interface ResponsiveState {
   totalSleep: number;
 }
 
-/** What a responsive backoff reports. */
-export interface ResponsiveEvents extends Record<string, unknown> {
+/** What a responsive backoff reports, `store-down` and `store-up` too when it shares its delay through a store. */
+export interface ResponsiveEvents extends StoreEvents {
   /** The delay went up (a failure) or down (after `downThreshold` successes). */
   change: { readonly direction: "up" | "down"; readonly from: number; readonly to: number };
-  /** The shared store failed or timed out: this process paces itself alone (or waits `max`, with `whenStoreDown: "closed"`). */
-  "store-down": { readonly error: unknown };
-  /** The shared store answers again: the pace is the fleet's again. */
-  "store-up": { readonly downFor: number };
 }
 
 /** What a shared responsive backoff keeps in its store. */
@@ -145,7 +131,7 @@ export const RESPONSIVE_DEFAULTS = Object.freeze({
  * const pace = new ResponsiveBackoff({ base: 100 });
  * const put = throttle((item) => table.put(item), pace); // every worker shares `pace`
  */
-export class ResponsiveBackoff implements Backoff {
+export class ResponsiveBackoff extends SharedPolicy implements Backoff {
   readonly name = "responsive";
   /** v_base, for jitters that read it: the base delay. */
   readonly base: number;
@@ -163,13 +149,8 @@ export class ResponsiveBackoff implements Backoff {
   readonly #random: Random;
   readonly #events = new Events<ResponsiveEvents>();
   readonly #options: ResponsiveBackoffOptions | undefined;
-  readonly #replica: Replica<RunBatch> | undefined;
-  /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange. */
-  readonly #log = new RunLog();
-  /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
-  #quiet = false;
-  /** During that replay: the draws this process made for those outcomes. */
-  #drawing: (() => number) | undefined;
+  /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange, and the draws made. */
+  readonly #runs = new SharedRuns();
   #state: ResponsiveState = {
     current: 0,
     successes: 0,
@@ -181,6 +162,7 @@ export class ResponsiveBackoff implements Backoff {
   };
 
   constructor(options?: ResponsiveBackoffOptions) {
+    super();
     knownKeys("ResponsiveBackoff", options, KEYS);
     const o = { ...RESPONSIVE_DEFAULTS, ...options };
     this.#base = finiteAbove("ResponsiveBackoff: base", o.base, 0);
@@ -211,31 +193,13 @@ export class ResponsiveBackoff implements Backoff {
     this.#random = random;
     this.#options = options;
     const sharing = sharingOptions("ResponsiveBackoff", o);
-    if (sharing === undefined) {
-      this.#clock = clock;
-      return;
-    }
     // `coalesce` compares times of failures seen by different processes: on the store's clock.
-    this.#clock = storeClock(() => this.#replica, clock);
-    this.#replica = runLogReplica("responsive", sharing, clock, this.#log, this.#events, {
-      merge: (shared, batch, now, recovering) => this.#merge(shared, batch, now, recovering),
-      adopt: (shared) => this.#adopt(shared as SharedResponsive),
-    });
-  }
-
-  /** Whether the delay is shared through a store now (false without one, and while the store is down). */
-  get shared(): boolean {
-    return this.#replica?.shared ?? false;
-  }
-
-  /** Resolves when the first exchange with the store is over (at once without a store). */
-  ready(): Promise<void> {
-    return this.#replica?.ready() ?? Promise.resolve();
-  }
-
-  /** Hands this process's outcomes to the store one last time and stops exchanging (nothing without a store). */
-  close(): Promise<void> {
-    return this.#replica?.close() ?? Promise.resolve();
+    this.#clock = this.share("responsive", sharing, clock, this.#events, () =>
+      this.#runs.hooks(
+        (shared, batch, now, recovering) => this.#merge(shared, batch, now, recovering),
+        (shared: SharedResponsive) => this.#adopt(shared),
+      ),
+    );
   }
 
   /** The shared state with `outcomes` replayed on it, in order, by this very controller's rules. */
@@ -243,15 +207,11 @@ export class ResponsiveBackoff implements Backoff {
     // The same draws as this process made, so that its own outcomes move the fleet's delay as they moved its own.
     const random = replayingRandom(batch.draws, this.#random);
     const scratch = new ResponsiveBackoff({ ...scratchOptions(this.#options, now), random });
-    const found = shared as SharedResponsive | undefined;
-    if (found !== undefined) {
-      try {
-        scratch.restore(found.state);
-        scratch.#raisedAt = typeof found.raisedAt === "number" ? found.raisedAt : Number.NEGATIVE_INFINITY;
-      } catch {
-        // Not a responsive backoff's state (another version wrote it): start afresh.
-      }
-    }
+    restoreShared(shared, (state) => {
+      const found = state as SharedResponsive;
+      scratch.restore(found.state);
+      scratch.#raisedAt = typeof found.raisedAt === "number" ? found.raisedAt : Number.NEGATIVE_INFINITY;
+    });
     if (!recovering) scratch.#replay(batch.runs);
     const raisedAt = scratch.#raisedAt;
     return { state: scratch.snapshot(), raisedAt: Number.isFinite(raisedAt) ? raisedAt : null };
@@ -261,23 +221,11 @@ export class ResponsiveBackoff implements Backoff {
     const from = this.#state.current;
     this.restore(shared.state);
     this.#raisedAt = shared.raisedAt ?? Number.NEGATIVE_INFINITY;
-    // What this process saw since the exchange began stays in its view until the next exchange hands it over.
-    this.#quiet = true;
-    this.#drawing = replayingRandom(this.#log.draws, this.#random);
-    try {
-      this.#replay(this.#log.runs);
-    } finally {
-      this.#quiet = false;
-      this.#drawing = undefined;
-    }
+    this.#runs.replayOwn(this.#random, (runs) => this.#replay(runs));
     const to = this.#state.current;
     if (from !== to && this.#events.count("change") > 0) {
       this.#events.emit("change", { direction: to > from ? "up" : "down", from, to });
     }
-  }
-
-  #record(outcome: number): void {
-    if (this.#replica !== undefined && !this.#quiet) this.#log.record(outcome);
   }
 
   /** Applies runs of outcomes [outcome, count, …] (from `#record`), one by one, so the delays are drawn as they would be. */
@@ -289,7 +237,7 @@ export class ResponsiveBackoff implements Backoff {
 
   /** Records a failure: the delay grows (from 0 to the base delay). Returns the delay to wait, ms. */
   failure(): number {
-    this.#record(FAILURE);
+    this.#runs.record(FAILURE);
     const s = this.#state;
     s.invocations += 1;
     if (this.#coalesce) {
@@ -306,7 +254,7 @@ export class ResponsiveBackoff implements Backoff {
       const next = this.#randomize(s.current * this.#up);
       s.current = next > this.max ? this.max : next;
     }
-    if (this.#events.count("change") > 0 && !this.#quiet)
+    if (this.#events.count("change") > 0 && !this.#runs.quiet)
       this.#events.emit("change", { direction: "up", from, to: s.current });
     return this.#slept();
   }
@@ -316,7 +264,7 @@ export class ResponsiveBackoff implements Backoff {
    * Returns the delay to wait, ms (0, and not counted as a sleep, while the delay is 0).
    */
   success(): number {
-    this.#record(SUCCESS);
+    this.#runs.record(SUCCESS);
     const s = this.#state;
     s.invocations += 1;
     if (s.current === 0) return 0;
@@ -327,7 +275,7 @@ export class ResponsiveBackoff implements Backoff {
       const from = s.current;
       const next = this.#randomize(s.current * this.#down);
       s.current = next < this.#base ? 0 : next;
-      if (this.#events.count("change") > 0 && !this.#quiet)
+      if (this.#events.count("change") > 0 && !this.#runs.quiet)
         this.#events.emit("change", { direction: "down", from, to: s.current });
     }
     return this.#slept();
@@ -395,7 +343,7 @@ export class ResponsiveBackoff implements Backoff {
   #slept(): number {
     const s = this.#state;
     // The store is out of reach and the fleet's pace unknown: the most careful pace.
-    const delay = this.#replica?.refusing ? this.max : s.current;
+    const delay = this.replica?.refusing ? this.max : s.current;
     s.slept += 1;
     s.totalSleep += delay;
     return delay;
@@ -405,13 +353,7 @@ export class ResponsiveBackoff implements Backoff {
   #randomize(interval: number): number {
     if (this.#factor === 0) return interval;
     const delta = Math.min(this.#factor * interval, this.#maxSpread);
-    let draw: number;
-    if (this.#drawing !== undefined) draw = this.#drawing();
-    else {
-      draw = this.#random();
-      if (this.#replica !== undefined && !this.#quiet) this.#log.drew(draw);
-    }
-    return interval - delta + 2 * delta * draw;
+    return interval - delta + 2 * delta * this.#runs.draw(this.#random);
   }
 
   #wait(ms: number, signal: AbortSignal | undefined): Promise<void> {

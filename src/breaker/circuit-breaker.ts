@@ -17,18 +17,9 @@ import { type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
 import { compileMatcher, type ErrorMatcher } from "../policy/matcher.js";
-import {
-  forEachRun,
-  type Replica,
-  type RunBatch,
-  RunLog,
-  runLogReplica,
-  SHARING_KEYS,
-  type SharingOptions,
-  scratchOptions,
-  sharingOptions,
-  storeClock,
-} from "../store/replica.js";
+import { SHARING_KEYS, type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
+import { forEachRun } from "../store/run-log.js";
+import { restoreShared, SharedPolicy, SharedRuns, type StoreEvents } from "../store/shared-policy.js";
 import { BrokenCircuitError } from "./errors.js";
 
 export { BrokenCircuitError };
@@ -60,15 +51,12 @@ export interface CircuitBreakerOptions extends SharingOptions {
   random?: Random;
 }
 
-export interface BreakerEvents extends Record<string, unknown> {
+/** What a breaker reports, `store-down` and `store-up` too when it shares its state through a store. */
+export interface BreakerEvents extends StoreEvents {
   /** The state changed. */
   change: { readonly from: CircuitState; readonly to: CircuitState; readonly openFor?: number };
   /** A call was refused because the circuit is open. */
   rejected: { readonly retryAfter: number };
-  /** The shared store failed or timed out: this process's breaker decides alone (or refuses, with `whenStoreDown: "closed"`). */
-  "store-down": { readonly error: unknown };
-  /** The shared store answers again: the breaker is the fleet's again. */
-  "store-up": { readonly downFor: number };
 }
 
 /** A breaker's state: one plain object, to read, store and restore. */
@@ -91,7 +79,7 @@ const PROBE = 2;
 /** Not an outcome: this process's breaker opened. An opening is the fleet's, whatever the others saw meanwhile. */
 const OPENED = 4;
 
-export class CircuitBreaker {
+export class CircuitBreaker extends SharedPolicy {
   readonly #events = new Events<BreakerEvents>();
   readonly #consecutive: number | undefined;
   readonly #ratio: number | undefined;
@@ -112,15 +100,13 @@ export class CircuitBreaker {
   readonly #options: CircuitBreakerOptions;
   /** Whether a failure with this error counts against the service (the `handles` option). */
   readonly handles: (error: unknown) => boolean = countsByDefault;
-  readonly #replica: Replica<RunBatch> | undefined;
   /** Shared mode: the outcomes seen since the last exchange, each FAILED and/or PROBE, or OPENED. */
-  readonly #log = new RunLog();
-  /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
-  #quiet = false;
+  readonly #runs = new SharedRuns();
   /** Shared mode: when this process's latest opening ends (store time), until the fleet's state carries it. */
   #pendingOpen: number | undefined;
 
   constructor(options: CircuitBreakerOptions = {}) {
+    super();
     knownKeys("circuitBreaker", options, [
       ...SHARING_KEYS,
       "consecutiveFailures",
@@ -157,43 +143,19 @@ export class CircuitBreaker {
     this.#random = options.random ?? systemRandom;
     this.#options = options;
     const sharing = sharingOptions("circuitBreaker", options);
-    if (sharing === undefined) {
-      this.#clock = clock;
-      return;
-    }
     // Deadlines and windows on the store's clock, which the whole fleet shares.
-    this.#clock = storeClock(() => this.#replica, clock);
-    this.#replica = runLogReplica("breaker", sharing, clock, this.#log, this.#events, {
-      merge: (shared, batch, now, recovering) => this.#merge(shared, batch.runs, now, recovering),
-      adopt: (shared) => this.#adopt(shared as BreakerState),
-    });
-  }
-
-  /** Whether the state is shared through a store now (false without one, and while the store is down). */
-  get shared(): boolean {
-    return this.#replica?.shared ?? false;
-  }
-
-  /** Resolves when the first exchange with the store is over (at once without a store). */
-  ready(): Promise<void> {
-    return this.#replica?.ready() ?? Promise.resolve();
-  }
-
-  /** Hands this process's outcomes to the store one last time and stops exchanging (nothing without a store). */
-  close(): Promise<void> {
-    return this.#replica?.close() ?? Promise.resolve();
+    this.#clock = this.share("breaker", sharing, clock, this.#events, () =>
+      this.#runs.hooks(
+        (shared, batch, now, recovering) => this.#merge(shared, batch.runs, now, recovering),
+        (shared: BreakerState) => this.#adopt(shared),
+      ),
+    );
   }
 
   /** The shared state with `outcomes` replayed on it, in order, by this very breaker's rules. */
   #merge(shared: unknown, outcomes: readonly number[], now: number, recovering: boolean): BreakerState {
     const scratch = new CircuitBreaker({ ...scratchOptions(this.#options, now), random: this.#random });
-    if (shared !== undefined) {
-      try {
-        scratch.restore(shared as BreakerState);
-      } catch {
-        // Not a breaker's state (another version wrote it): start afresh.
-      }
-    }
+    restoreShared(shared, (state) => scratch.restore(state as BreakerState));
     scratch.#pendingOpen = this.#pendingOpen;
     if (!recovering) scratch.#replay(outcomes);
     // An opening this process decided while sharing, whose report has not landed yet: the fleet's too.
@@ -291,13 +253,7 @@ export class CircuitBreaker {
     if (this.#pendingOpen !== undefined && this.#state === "open" && this.#openUntil >= this.#pendingOpen) {
       this.#pendingOpen = undefined;
     }
-    // What this process saw since the exchange began stays in its view until the next exchange hands it over.
-    this.#quiet = true;
-    try {
-      this.#replay(this.#log.runs);
-    } finally {
-      this.#quiet = false;
-    }
+    this.#runs.replayOwn(this.#random, (runs) => this.#replay(runs));
     if (was === "half-open" && this.state === "half-open" && probes > 0) {
       // This process's probes are still out: they must be able to close or reopen the breaker when they end.
       this.#state = "half-open";
@@ -315,10 +271,6 @@ export class CircuitBreaker {
     }
   }
 
-  #record(code: number): void {
-    if (this.#replica !== undefined && !this.#quiet) this.#log.record(code);
-  }
-
   /** The state now (an open circuit whose time is up reads as half-open). */
   get state(): CircuitState {
     if (this.#state === "open" && this.#clock.now() >= this.#openUntil) return "half-open";
@@ -334,7 +286,7 @@ export class CircuitBreaker {
    * probes out); otherwise the call must report its outcome with `success()` or `failure()`.
    */
   acquire(): void {
-    if (this.#replica?.refusing) {
+    if (this.replica?.refusing) {
       this.#events.emit("rejected", { retryAfter: 0 });
       throw new BrokenCircuitError(0, "the circuit's shared state is out of reach (whenStoreDown: closed)");
     }
@@ -350,13 +302,13 @@ export class CircuitBreaker {
   }
 
   #reject(retryAfter: number): never {
-    if (!this.#quiet) this.#events.emit("rejected", { retryAfter });
+    if (!this.#runs.quiet) this.#events.emit("rejected", { retryAfter });
     throw new BrokenCircuitError(retryAfter);
   }
 
   /** A call let through by `acquire` succeeded. */
   success(): void {
-    this.#record(this.#state === "half-open" ? PROBE : 0);
+    this.#runs.record(this.#state === "half-open" ? PROBE : 0);
     this.#count(false);
     this.#failures = 0;
     if (this.#state === "half-open") {
@@ -372,7 +324,7 @@ export class CircuitBreaker {
 
   /** A call let through by `acquire` failed. */
   failure(): void {
-    this.#record(FAILED | (this.#state === "half-open" ? PROBE : 0));
+    this.#runs.record(FAILED | (this.#state === "half-open" ? PROBE : 0));
     this.#count(true);
     this.#failures += 1;
     if (this.#state === "half-open") {
@@ -476,9 +428,8 @@ export class CircuitBreaker {
     const until = this.#clock.now() + duration;
     // An opening decided here while sharing is the fleet's: it is kept until a write that carries it lands,
     // even if the store fails first.
-    if (this.#replica?.shared && !this.#quiet)
-      this.#pendingOpen = Math.max(this.#pendingOpen ?? until, until);
-    this.#record(OPENED);
+    if (this.shared && !this.#runs.quiet) this.#pendingOpen = Math.max(this.#pendingOpen ?? until, until);
+    this.#runs.record(OPENED);
     this.#openAt(until);
   }
 
@@ -499,10 +450,10 @@ export class CircuitBreaker {
       this.#inFlightProbes = 0;
     }
     if (to === "half-open") this.#successes = 0;
-    if ((from !== to || to === "open") && !this.#quiet) {
+    if ((from !== to || to === "open") && !this.#runs.quiet) {
       this.#events.emit("change", openFor === undefined ? { from, to } : { from, to, openFor });
       // The fleet should learn of an opening (or a closing) now, not at the next exchange.
-      if (to !== "half-open") this.#replica?.soon();
+      if (to !== "half-open") this.replica?.soon();
     }
   }
 
