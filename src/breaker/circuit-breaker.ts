@@ -8,71 +8,30 @@
  */
 import { toBackoff } from "../backoff/common.js";
 import { constant } from "../backoff/constant.js";
-import type { Backoff, BackoffLike } from "../backoff/types.js";
-import { watchAbort } from "../core/abort.js";
+import type { Backoff } from "../backoff/types.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { OptionError, PermanentError } from "../core/errors.js";
+import { PermanentError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
-import { compileMatcher, type ErrorMatcher } from "../policy/matcher.js";
-import { SHARING_KEYS, type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
+import { compileMatcher } from "../policy/matcher.js";
+import { SHARING_KEYS, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun } from "../store/run-log.js";
-import { restoreShared, SharedPolicy, SharedRuns, type StoreEvents } from "../store/shared-policy.js";
+import { restoreShared, SharedPolicy, SharedRuns } from "../store/shared-policy.js";
 import { BrokenCircuitError } from "./errors.js";
+import { executeThrough } from "./execute.js";
+import {
+  type BreakerEvents,
+  type BreakerState,
+  type CircuitBreakerOptions,
+  type CircuitState,
+  checkBreakerState,
+} from "./types.js";
+import { BUCKETS, type Bucket, countInWindow, windowTotals } from "./window.js";
 
+export type { BreakerEvents, BreakerState, CircuitBreakerOptions, CircuitState };
 export { BrokenCircuitError };
-
-export type CircuitState = "closed" | "open" | "half-open";
-
-export interface CircuitBreakerOptions extends SharingOptions {
-  /** Open after this many failures in a row (an integer >= 1). Default 5 unless `failureRatio` is given. */
-  consecutiveFailures?: number;
-  /** Open when the failures over `window` ms reach this share of the calls, in (0, 1]. */
-  failureRatio?: number;
-  /** With `failureRatio`: the calls the window must hold before it may open. Default 10. */
-  minimumThroughput?: number;
-  /** With `failureRatio`: the sliding window, ms. Default 10,000. */
-  window?: number;
-  /** How long it stays open: a backoff of x = times opened in a row. Default constant 5 s. */
-  openFor?: BackoffLike;
-  /** Successful probes that close it from half-open. Default 1. */
-  halfOpenSuccesses?: number;
-  /** Probes let through at once while half-open. Default 1. */
-  halfOpenProbes?: number;
-  /**
-   * Which failures count against the service. Default: every error but a `PermanentError` (a 404, a
-   * validation error: the service answered) and the caller's own abort. An error it does not match, and a
-   * call the caller aborted, leave the breaker as it was (a probe's place is given back).
-   */
-  handles?: ErrorMatcher;
-  clock?: Clock;
-  random?: Random;
-}
-
-/** What a breaker reports, `store-down` and `store-up` too when it shares its state through a store. */
-export interface BreakerEvents extends StoreEvents {
-  /** The state changed. */
-  change: { readonly from: CircuitState; readonly to: CircuitState; readonly openFor?: number };
-  /** A call was refused because the circuit is open. */
-  rejected: { readonly retryAfter: number };
-}
-
-/** A breaker's state: one plain object, to read, store and restore. */
-export interface BreakerState {
-  readonly state: CircuitState;
-  /** Clock time when an open circuit lets probes through. */
-  readonly openUntil: number;
-  /** Times opened in a row (reset when it closes). */
-  readonly openings: number;
-  readonly consecutiveFailures: number;
-  readonly halfOpenSuccesses: number;
-  /** The sliding window: [clock time of the bucket, calls, failures] for each bucket still in it. */
-  readonly window: readonly (readonly [number, number, number])[];
-}
-
-const BUCKETS = 10;
 
 const FAILED = 1;
 const PROBE = 2;
@@ -96,7 +55,7 @@ export class CircuitBreaker extends SharedPolicy {
   #failures = 0;
   #successes = 0;
   #inFlightProbes = 0;
-  #window: [number, number, number][] = [];
+  #window: Bucket[] = [];
   readonly #options: CircuitBreakerOptions;
   /** Whether a failure with this error counts against the service (the `handles` option). */
   readonly handles: (error: unknown) => boolean = countsByDefault;
@@ -220,12 +179,7 @@ export class CircuitBreaker extends SharedPolicy {
     let needed = Number.POSITIVE_INFINITY;
     if (this.#consecutive !== undefined) needed = Math.max(1, this.#consecutive - this.#failures);
     if (this.#ratio !== undefined) {
-      let calls = 0;
-      let failed = 0;
-      for (const [, c, f] of this.#window) {
-        calls += c;
-        failed += f;
-      }
+      const { calls, failed } = windowTotals(this.#window);
       // (failed + j) / (calls + j) >= ratio  ⇔  j >= (ratio·calls − failed) / (1 − ratio), and calls + j >= minimum.
       const byRatio =
         this.#ratio >= 1
@@ -357,70 +311,19 @@ export class CircuitBreaker extends SharedPolicy {
    * nothing (a probe's place is given back).
    */
   execute<T>(fn: (signal?: AbortSignal) => T | PromiseLike<T>, signal?: AbortSignal): Promise<T> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    try {
-      this.acquire();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return new Promise<T>((resolve, reject) => {
-      let done = false;
-      const unwatch =
-        signal === undefined
-          ? undefined
-          : watchAbort(signal, () => {
-              if (done) return;
-              done = true;
-              this.release();
-              reject(signal.reason);
-            });
-      const end = (error: unknown, failed: boolean, value?: T) => {
-        if (done) return;
-        done = true;
-        unwatch?.();
-        this.settle(error, failed);
-        if (failed) reject(error);
-        else resolve(value as T);
-      };
-      let result: T | PromiseLike<T>;
-      try {
-        result = fn(signal);
-      } catch (error) {
-        end(error, true);
-        return;
-      }
-      Promise.resolve(result).then(
-        (value) => end(undefined, false, value),
-        (error) => end(error, true),
-      );
-    });
+    return executeThrough(this, fn, signal);
   }
 
   #shouldOpen(): boolean {
     if (this.#consecutive !== undefined && this.#failures >= this.#consecutive) return true;
     if (this.#ratio === undefined) return false;
-    let calls = 0;
-    let failed = 0;
-    for (const [, c, f] of this.#window) {
-      calls += c;
-      failed += f;
-    }
+    const { calls, failed } = windowTotals(this.#window);
     return calls >= this.#minimum && failed / calls >= this.#ratio;
   }
 
   #count(failed: boolean, n = 1): void {
     if (this.#ratio === undefined) return;
-    const bucket = Math.floor(this.#clock.now() / this.#width) * this.#width;
-    const oldest = bucket - (BUCKETS - 1) * this.#width;
-    while (this.#window.length > 0 && (this.#window[0] as [number, number, number])[0] < oldest)
-      this.#window.shift();
-    let last = this.#window.at(-1);
-    if (last === undefined || last[0] !== bucket) {
-      last = [bucket, 0, 0];
-      this.#window.push(last);
-    }
-    last[1] += n;
-    if (failed) last[2] += n;
+    countInWindow(this.#window, this.#clock.now(), this.#width, failed, n);
   }
 
   #open(): void {
@@ -465,48 +368,19 @@ export class CircuitBreaker extends SharedPolicy {
       openings: this.#openings,
       consecutiveFailures: this.#failures,
       halfOpenSuccesses: this.#successes,
-      window: this.#window.map((b) => [...b] as [number, number, number]),
+      window: this.#window.map((b) => [...b] as Bucket),
     };
   }
-
   /** Replaces the state with `state` (from `snapshot()`, perhaps of another process); checked whole before any of it is taken. */
   restore(state: BreakerState): void {
-    if (!["closed", "open", "half-open"].includes(state?.state)) {
-      throw new OptionError("circuitBreaker.restore: state", state?.state, '"closed", "open" or "half-open"');
-    }
-    const openUntil = finiteAtLeast(
-      "circuitBreaker.restore: openUntil",
-      state.openUntil,
-      Number.NEGATIVE_INFINITY,
-    );
-    const openings = integerAtLeast("circuitBreaker.restore: openings", state.openings, 0);
-    const failures = integerAtLeast(
-      "circuitBreaker.restore: consecutiveFailures",
-      state.consecutiveFailures,
-      0,
-    );
-    const successes = integerAtLeast("circuitBreaker.restore: halfOpenSuccesses", state.halfOpenSuccesses, 0);
-    const window = state.window;
-    if (
-      !Array.isArray(window) ||
-      !window.every(
-        (b) =>
-          Array.isArray(b) && b.length === 3 && b.every((n) => typeof n === "number" && Number.isFinite(n)),
-      )
-    ) {
-      throw new OptionError(
-        "circuitBreaker.restore: window",
-        window,
-        "a list of [time, calls, failures] buckets",
-      );
-    }
-    this.#state = state.state;
-    this.#openUntil = openUntil;
-    this.#openings = openings;
-    this.#failures = failures;
-    this.#successes = successes;
+    const checked = checkBreakerState(state);
+    this.#state = checked.state;
+    this.#openUntil = checked.openUntil;
+    this.#openings = checked.openings;
+    this.#failures = checked.consecutiveFailures;
+    this.#successes = checked.halfOpenSuccesses;
     this.#inFlightProbes = 0;
-    this.#window = window.map((b) => [...b] as [number, number, number]);
+    this.#window = checked.window;
   }
 }
 
