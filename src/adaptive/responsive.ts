@@ -1,5 +1,5 @@
 /**
- * Responsive (adaptive) exponential backoff, seed 003: one delay shared by many workers that grows on
+ * Responsive (adaptive) exponential backoff, a shared pacing controller: one delay shared by many workers that grows on
  * failures and shrinks after runs of successes, so that together they find the pace a rate-limited
  * resource can take, and speed up again as it scales.
  */
@@ -14,26 +14,26 @@ import { forEachRun, type RunBatch, replayingRandom } from "../store/run-log.js"
 import { restoreShared, SharedPolicy, SharedRuns, type StoreEvents } from "../store/shared-policy.js";
 
 export interface ResponsiveBackoffOptions extends SharingOptions {
-  /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500 (seed 003). */
+  /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500. */
   base?: number;
-  /** The largest delay, ms. Default 900,000 (15 min, seed 003). */
+  /** The largest delay, ms. Default 900,000 (15 min). */
   max?: number;
   /** Each new delay is uniform in [i − δ, i + δ], δ = min(factor × i, maxSpread). In [0, 1]; default 0.3. */
   spread?: number;
-  /** The cap on δ, ms. Default 120,000 (2 min, seed 003). */
+  /** The cap on δ, ms. Default 120,000 (2 min). */
   maxSpread?: number;
-  /** Multiplies the delay on a failure; >= 1. Default 1.5 (seed 003). */
+  /** Multiplies the delay on a failure; >= 1. Default 1.5. */
   upMultiplier?: number;
-  /** Multiplies the delay after `downThreshold` successes; in (0, 1]. Default 0.9 (seed 003). */
+  /** Multiplies the delay after `downThreshold` successes; in (0, 1]. Default 0.9. */
   downMultiplier?: number;
-  /** Successes in a row that shrink the delay once; an integer >= 1. Default 10 (seed 003). */
+  /** Successes in a row that shrink the delay once; an integer >= 1. Default 10. */
   downThreshold?: number;
   /**
-   * Not in seed 003: count a burst of failures as one. With many workers sharing the delay, every request
-   * already in flight when the resource starts refusing fails too, and the seed multiplies the delay once
-   * for each of them (50 workers: 1.5^50). With `coalesce`, a failure less than the current delay after the
+   * robustly's addition to the plain controller: count a burst of failures as one. With many workers sharing the delay, every request
+   * already in flight when the resource starts refusing fails too, and the plain controller multiplies the
+   * delay once for each of them (50 workers: 1.5^50). With `coalesce`, a failure less than the current delay after the
    * last increase is taken as part of the same burst: it waits the current delay but does not raise it.
-   * Default false (seed 003 exactly).
+   * Default false (the plain controller).
    */
   coalesce?: boolean;
   /** Where `sleepOnFailure` and `sleepOnSuccess` wait (and, with `coalesce`, what tells the time). Default: the real clock. */
@@ -72,7 +72,7 @@ interface SharedResponsive {
 const SUCCESS = 0;
 const FAILURE = 1;
 
-/** Seed 003's metrics, and the current delay. */
+/** The controller's counters, and the current delay. */
 export interface ResponsiveMetrics {
   readonly invocations: number;
   readonly wentUp: number;
@@ -117,7 +117,7 @@ export const RESPONSIVE_DEFAULTS = Object.freeze({
 });
 
 /**
- * Seed 003's AutoSleeper: `failure()` and `success()` update one shared delay and return what to wait;
+ * A shared pacing controller: `failure()` and `success()` update one shared delay and return what to wait;
  * `sleepOnFailure()` and `sleepOnSuccess()` wait it too. Every method runs to completion synchronously, so
  * any number of concurrent async workers can share one instance.
  *
@@ -299,7 +299,7 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     return this.#events.on(event, listener);
   }
 
-  /** Seed 003's metrics and the current delay. */
+  /** The counters and the current delay. */
   metrics(): ResponsiveMetrics {
     const { invocations, wentUp, wentDown, slept, totalSleep, current } = this.#state;
     return { invocations, wentUp, wentDown, slept, totalSleep, current };
@@ -349,7 +349,8 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     return delay;
   }
 
-  /** Uniform in [i − δ, i + δ], δ = min(factor × i, maxSpread) (seed 003's getNextRandomInterval). */
+  /** Uniform in [i − δ, i + δ], δ = min(factor × i, maxSpread) (the randomization factor of Google's
+   * ExponentialBackOff, with δ capped). */
   #randomize(interval: number): number {
     if (this.#factor === 0) return interval;
     const delta = Math.min(this.#factor * interval, this.#maxSpread);
@@ -368,7 +369,7 @@ function integerOrTotal(key: string, value: unknown): void {
 }
 
 /**
- * Paces every call of `fn` with `controller` (seed 003's usage): after a call that throws, it waits the
+ * Paces every call of `fn` with `controller`, as a shared pacing controller is used: after a call that throws, it waits the
  * failure delay and rethrows; after one that succeeds, it waits the success delay and returns the value.
  * Workers that share `controller` share one pace.
  *

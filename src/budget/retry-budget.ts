@@ -1,7 +1,7 @@
 /**
  * Retry budgets: retries allowed only while they stay a fraction of the traffic, so that under a long
- * outage retries cannot multiply the load on the failing resource (seed 000's conclusion, after Marc
- * Brooker: backoff spreads retries out but does not reduce them). Two kinds, one file each:
+ * outage retries cannot multiply the load on the failing resource (Marc Brooker, "Fixing retries with
+ * token buckets and circuit breakers", 2022: backoff spreads retries out but does not reduce them). Two kinds, one file each:
  *
  * - ratio and floor over a window (Finagle's RetryBudget, `ratio.ts`);
  * - tokens (gRPC's retry throttling, `tokens.ts`);

@@ -5,7 +5,7 @@
 import type { TopLevelSpec } from "vega-lite";
 import { CHART_CONFIG } from "./render.js";
 
-/** The colour of the points where the jitter changed the delay (seed 000's figure marks them red). */
+/** The colour of the points where the jitter changed the delay: red. */
 export const CHANGED_COLOR = "#d62728";
 const RAW_COLOR = "#9e9e9e";
 const DELAY_COLOR = "#1f77b4";

@@ -29,7 +29,7 @@ export interface PlotRow {
   readonly jittered: number;
   /** The final delay (jittered × scale), ms. */
   readonly delay: number;
-  /** The jitter changed the delay: jittered !== raw (for seed 000's decorrelated jitter: it reset x). */
+  /** The jitter changed the delay: jittered !== raw (for robustly's decorrelated jitter: it reset x). */
   readonly changed: boolean;
 }
 
@@ -64,7 +64,7 @@ export function plotRows(
   });
 }
 
-/** Seed 000's figure of the backoff strategies: v_base 1 s, v_max 60 s, m 2, L 2 s, p1 2. */
+/** The figure of the backoff strategies: v_base 1 s, v_max 60 s, m 2, L 2 s, p1 2. */
 export function backoffFigure(n: number, seed: number): Chart {
   const base = SECOND;
   const max = 60 * SECOND;
@@ -89,7 +89,7 @@ export function backoffFigure(n: number, seed: number): Chart {
     file: "backoff-strategies.svg",
     title,
     about:
-      `Seed 000's figure: the backoff v_x that each strategy computes after x retries, without jitter, with ` +
+      `The backoff v_x that each strategy computes after x retries, without jitter, with ` +
       `v_base = 1 s, v_max = 60 s, multiplier m = 2 (exponential), interval L = 2 s (linear) and exponent ` +
       `p1 = 2 (polynomial); every strategy but constant and none is capped at v_max. Exponential doubles ` +
       `from 1 s and reaches the 60 s cap at x = 6, polynomial (1 + x²) at x = 8 and fibonacci (1 + Fib(x)) ` +
@@ -97,7 +97,7 @@ export function backoffFigure(n: number, seed: number): Chart {
       `every retry (seed ${seed}); constant stays at 1 s and none at 0.`,
     spec: seriesSpec({
       title,
-      subtitle: `v_x after x retries, no jitter: v_base = 1 s, v_max = 60 s, m = 2, L = 2 s, p1 = 2 (seed 000's figure)`,
+      subtitle: `v_x after x retries, no jitter: v_base = 1 s, v_max = 60 s, m = 2, L = 2 s, p1 = 2`,
       x: retriesAxis("retries so far (x)", 0, n),
       y: { title: "backoff v_x (s)" },
       points,
@@ -107,7 +107,7 @@ export function backoffFigure(n: number, seed: number): Chart {
   };
 }
 
-/** The jitters of seed 000's figure (and the library's other ones), with what each does to v. */
+/** Every jitter of the library, with what each does to v. */
 const FIGURE_JITTERS: readonly { name: string; jitter: () => Jitter }[] = [
   { name: "none: v", jitter: () => jitters.none() },
   { name: "full: uniform(0, v)", jitter: () => jitters.full() },
@@ -120,7 +120,7 @@ const FIGURE_JITTERS: readonly { name: string; jitter: () => Jitter }[] = [
   { name: "proportional: v ± 30%", jitter: () => jitters.proportional() },
 ];
 
-/** Seed 000's figure of the jitter algorithms on exponential backoff (v_base 1 s, v_max 60 s, m 2). */
+/** The figure of the jitter algorithms on exponential backoff (v_base 1 s, v_max 60 s, m 2). */
 export function jitterFigure(n: number, seed: number): Chart {
   const exponential = backoffs.exponential({ base: SECOND, max: 60 * SECOND, multiplier: 2 });
   const rows = FIGURE_JITTERS.flatMap((j) =>
@@ -137,18 +137,18 @@ export function jitterFigure(n: number, seed: number): Chart {
     file: "jitter-strategies.svg",
     title,
     about:
-      `Seed 000's figure: each jitter applied to exponential backoff with v_base = 1 s, v_max = 60 s and ` +
+      `Each jitter applied to exponential backoff with v_base = 1 s, v_max = 60 s and ` +
       `m = 2, one panel per jitter (seed ${seed}). The dashed grey line is the backoff v_x the policy asked ` +
       `for, the blue line the delay after the jitter, and the red points the retries where the jitter ` +
-      `changed the delay. The "choice" variants are seed 000's formulas (pick one of the two ends), the ` +
+      `changed the delay. The "choice" variants pick one of the two ends at random, the ` +
       `others draw uniformly as AWS does; decorrelated resets x to 0 half of the time (red where it did, ` +
       `and x carries on from there), AWS's decorrelated jitter draws from base to three times the previous ` +
-      `delay, normal adds a normal draw with a standard deviation of 10% (seed 002's Jitter 0.1), and ` +
+      `delay, normal adds a normal draw with a standard deviation of 10% (the overload experiment's Jitter 0.1), and ` +
       `proportional draws within ±30% of the delay. Delays are capped at v_max before the jitter, so ` +
       `normal and proportional may go above 60 s.`,
     spec: jitterSpec({
       title,
-      subtitle: `v_base = 1 s, v_max = 60 s, m = 2; red: the retries where the jitter changed the delay (seed 000's figure)`,
+      subtitle: `v_base = 1 s, v_max = 60 s, m = 2; red: the retries where the jitter changed the delay`,
       rows,
       n,
       yTitle: "delay (s)",
@@ -158,7 +158,7 @@ export function jitterFigure(n: number, seed: number): Chart {
   };
 }
 
-/** Seed 002's two curves, as `backoff.exponential` with `jitter.normal({ sigma: 0.1 })`. */
+/** The overload experiment's two delay curves, as `backoff.exponential` with `jitter.normal({ sigma: 0.1 })`. */
 export function seed002Figures(n: number, seed: number): Chart[] {
   const curves = [
     {
@@ -179,13 +179,15 @@ export function seed002Figures(n: number, seed: number): Chart[] {
   );
   const positive = points.every((p) => p.y > 0);
   const about = (scale: string) =>
-    `Seed 002's ${scale}: the delay before the next attempt after attempt 1, 2, … ${attempts} fails, for its ` +
+    `The overload experiment's ${scale}: the delay before the next attempt after attempt 1, 2, … ${attempts} fails, for its ` +
     `two parameter sets: delay = min(MinDelay × Factor^(attempt − 1), MaxDelay) plus a normal draw with a ` +
     `standard deviation of Jitter × delay (seed ${seed}). The blue curve (Factor 2.7) reaches its 10 min ` +
     `cap at attempt 10, the green one (Factor 1.5) its 5 min cap at attempt 16; the jitter keeps the ` +
     `retries of many clients from lining up even once they all sit at the cap.`;
   const chart = (file: string, log: boolean): Chart => {
-    const title = log ? "Seed 002's retry delays, log scale" : "Seed 002's retry delays";
+    const title = log
+      ? "The overload experiment's retry delays, log scale"
+      : "The overload experiment's retry delays";
     return {
       file,
       title,
@@ -210,12 +212,12 @@ export function seed002Figures(n: number, seed: number): Chart[] {
       }),
     };
   };
-  return [chart("seed-002-delays.svg", false), chart("seed-002-delays-log.svg", true)];
+  return [chart("overload-delays.svg", false), chart("overload-delays-log.svg", true)];
 }
 
 const SEED_001_RETRIES = [1, 3, 5, 10, 20] as const;
 
-/** Seed 001's Total Delays table as a chart (and the table itself, for the page). */
+/** The Total Delays table of six common retry strategies as a chart (and the table itself, for the page). */
 export function seed001Figure(): Chart {
   const totals = SEED_001_STRATEGIES.map((s) => {
     const all = delays({ backoff: s.backoff, jitter: jitters.none() }, Math.max(...SEED_001_RETRIES));
@@ -240,13 +242,13 @@ export function seed001Figure(): Chart {
     "</tbody>",
     "</table>",
   ].join("\n");
-  const title = "Seed 001's total delays";
+  const title = "Total delays of six retry strategies";
   return {
-    file: "seed-001-totals.svg",
+    file: "total-delays.svg",
     title,
     about:
-      `Seed 001's "Total Delays" table: the total time slept by a request that fails every attempt, for a ` +
-      `maximum of 1, 3, 5, 10 and 20 retries, under its six strategies (in seconds: constant 1, linear x, ` +
+      `The "Total Delays" table: the total time slept by a request that fails every attempt, for a ` +
+      `maximum of 1, 3, 5, 10 and 20 retries, under six common strategies (in seconds: constant 1, linear x, ` +
       `fibonacci Fib(x), quadratic x², exponential 2^x, polynomial x³ for x = 0, 1, …, no cap, no jitter). ` +
       `The vertical scale is logarithmic (log(1 + y), so the zero totals of a single retry stay on the ` +
       `axis): after 20 retries constant has slept 20 s, exponential 1,048,575 s, about 12 days.`,

@@ -1,7 +1,7 @@
 /**
- * `robustly plot`: SVG charts (rendered by Vega-Lite and Vega, in Node) that reproduce the seeds' figures:
- * seed 000's backoff strategies and jitter algorithms, seed 002's two delay curves (linear and log scale)
- * and seed 001's total delays; or, given policy flags, the delays of that one policy. An `index.html`
+ * `robustly plot`: SVG charts (rendered by Vega-Lite and Vega, in Node): every backoff strategy and jitter
+ * algorithm, the two delay curves of the overload experiment's client (linear and log scale) and the
+ * total delays of six common retry strategies; or, given policy flags, the delays of that one policy. An `index.html`
  * shows the charts, each with a paragraph saying what it shows.
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -21,18 +21,19 @@ export const PLOT_HELP = `robustly plot: charts of backoff and jitter strategies
 Usage: robustly plot [--out DIR] [--retries N] [--seed S]
        robustly plot [--out DIR] [--retries N] [policy flags | --config FILE]
 
-Without policy flags, writes the seeds' figures:
-  backoff-strategies.svg    every backoff strategy (seed 000: v_base 1 s, v_max 60 s, m 2, L 2 s, p1 2)
-  jitter-strategies.svg     every jitter on seed 000's exponential backoff, one panel each, red where the
-                            jitter changed the delay
-  seed-002-delays.svg       seed 002's two curves (exponential backoff with Jitter 0.1) by attempt number;
-  seed-002-delays-log.svg   the same on a log scale
-  seed-001-totals.svg       seed 001's total delays against max retries 1, 3, 5, 10, 20 (log scale)
+Without policy flags, writes these figures:
+  backoff-strategies.svg    every backoff strategy (v_base 1 s, v_max 60 s, m 2, L 2 s, p1 2)
+  jitter-strategies.svg     every jitter on exponential backoff (v_base 1 s, v_max 60 s, m 2), one panel
+                            each, red where the jitter changed the delay
+  overload-delays.svg       the two delay curves of an overload experiment's client (exponential backoff
+                            with Jitter 0.1) by attempt number;
+  overload-delays-log.svg   the same on a log scale
+  total-delays.svg          six common strategies' total delays against max retries 1, 3, 5, 10, 20 (log scale)
 With policy flags (any but --seed), writes policy.svg: that policy's raw backoff and final delay, red
 where the jitter changed the delay. Either way writes index.html, and prints the paths written.
 
   --out DIR          where to write (default plots; created if missing)
-  --retries N        plot retries x = 0…N (default 10; seed 002's curves show at least 20 attempts)
+  --retries N        plot retries x = 0…N (default 10; the overload curves show at least 20 attempts)
   --seed S           the randomness of jitters and random backoff (default 1): the same charts every time
   -h, --help         this help
 
@@ -57,7 +58,7 @@ ${c.extra ?? ""}
 
 type Values = ReturnType<typeof parse>["values"];
 
-/** Any policy flag but --seed (which also seeds the seeds' figures). */
+/** Any policy flag but --seed (which also seeds the default figures). */
 function policyGiven(values: Values): boolean {
   return Object.keys(POLICY_FLAGS).some(
     (flag) => flag !== "seed" && (values as Record<string, unknown>)[flag] !== undefined,
@@ -91,9 +92,9 @@ export async function runPlot(
     charts = [backoffFigure(n, seed), jitterFigure(n, seed), ...seed002Figures(n, seed), seed001Figure()];
     title = "robustly plot: backoff and jitter strategies";
     intro =
-      "The figures of the seed articles, redrawn from this library's strategies: seed 000 (Software " +
-      "Robustness and Timeout Retry Backoff Paradigms), seed 002 (Exponential Backoff or how not to crash " +
-      "a server) and seed 001 (Retry Strategies for Transient Failures). Times are in seconds.";
+      "Every backoff and jitter strategy, the delay curves of an overload experiment's client and the " +
+      "total delays of six common retry strategies, drawn from this library's strategies. Times are in " +
+      "seconds.";
   }
   const { vega, vegaLite } = await load().catch((cause: unknown) => {
     throw new Error(

@@ -1,5 +1,6 @@
 /**
- * What `simulate` reports of one strategy at one parameter point: the seeds' figures, averaged.
+ * What `simulate` reports of one strategy at one parameter point: the figures of its runs (one per random
+ * seed), averaged.
  */
 import type { Second } from "./metrics.js";
 import type { Single } from "./scenarios/scenario.js";

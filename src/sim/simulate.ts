@@ -69,13 +69,13 @@ export interface SimulateOptions {
   outage?: { start: number; length: number } | null;
   /**
    * Mean think time between a client's requests, ms. Defaults: outage 10 s (after each request ends, as
-   * seed 002's client does), amplification 100 ms (between the starts of requests: 10 per second each,
+   * the reference client of the overload experiment does), amplification 100 ms (between the starts of requests: 10 per second each,
    * whether or not earlier ones are still retrying).
    */
   think?: number;
-  /** Per-attempt timeout, ms. Default 2 s (seed 002's client). */
+  /** Per-attempt timeout, ms. Default 2 s (the overload experiment's reference client). */
   timeout?: number;
-  /** The server of the outage scenario. Default "latency" (seed 002's). */
+  /** The server of the outage scenario. Default "latency" (the overload experiment's slow-under-load server). */
   server?: ServerKind;
   latencyServer?: Partial<LatencyServerOptions>;
   flakyServer?: Partial<FlakyServerOptions>;

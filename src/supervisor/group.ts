@@ -16,7 +16,7 @@ import type {
   WorkerStatus,
 } from "./types.js";
 
-/** One message and its sender (seed 004's `TrackedMsg`). */
+/** One message and its sender, tracked until it is answered. */
 export class Entry<M, R> implements Letter {
   state: Letter["state"] = WAITING;
   deliveries = 0;
@@ -153,7 +153,7 @@ export class Child<M, R> {
 
 /** What restarts together, with one backoff and one restart count: a worker (one-for-one) or the group (all-for-one). */
 export class Unit<M, R> {
-  /** Restarts since the last acknowledgement: x in the backoff's delay(x) (seed 004's `retries`). */
+  /** Restarts since the last acknowledgement: x in the backoff's delay(x). */
   retries = 0;
   /** When the restarts within the window happened (kept only when maxRestarts is finite). */
   restartTimes: number[] = [];

@@ -1,8 +1,8 @@
 /**
- * The supervisor, seed 004's BackOffSender: messages go through it to a worker; the worker acknowledges
+ * The supervisor, after Akka's BackoffSupervisor pattern: messages go through it to a worker; the worker acknowledges
  * each one it handled (its reply); when the worker crashes, the supervisor stops it, starts a new one after
  * a backoff delay, and delivers again every unacknowledged message, in order; an acknowledgement resets the
- * backoff. robustly fixes the two drawbacks the seed names: the buffer of unacknowledged messages is bounded
+ * backoff. robustly fixes the pattern's two drawbacks: the buffer of unacknowledged messages is bounded
  * (`maxPending` drops the oldest), and retries stop (`maxRestarts` within `restartWindow`, as Akka's
  * maxNrOfRetries / withinTimeRange). This file is the state machine; it knows nothing of threads or
  * processes, only the `WorkerFactory` interface, and waits only on the injected `Clock`.
@@ -223,7 +223,7 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     if (entry === undefined) return;
     this.#release(entry);
     this.#m.acknowledged += 1;
-    // Seed 004: "When the BackOffSender receives this message it resets the back off algorithm."
+    // An acknowledgement resets the backoff: the worker is healthy again.
     child.unit.retries = 0;
     this.#o.backoff.success?.();
     if (ok) entry.resolve(value as R);
@@ -287,7 +287,7 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     this.#pump(child);
   }
 
-  /** Seed 004's `Terminated(failedRef)`: stop, put the unacknowledged messages back, back off, restart. */
+  /** A worker died (Akka's `Terminated`): stop, put the unacknowledged messages back, back off, restart. */
   #crash(child: Child<M, R>, cause: unknown): void {
     if (child.state !== "starting" && child.state !== "running") return;
     this.#m.crashes += 1;
@@ -392,7 +392,7 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
 /**
  * Supervises a worker (or a group): `send` routes each message to a worker and resolves with its reply;
  * a crash stops the worker, and after a backoff a new one receives every unacknowledged message again, in
- * order (seed 004). Every message is delivered at least once, and its sender gets exactly one outcome: the
+ * order (Akka's BackoffSupervisor pattern). Every message is delivered at least once, and its sender gets exactly one outcome: the
  * reply or an error saying why none will come. See `SuperviseOptions` for the defaults.
  *
  * @example

@@ -28,7 +28,8 @@ interface Population {
   once: boolean;
   /**
    * Open loop: a client starts its next request a think time after starting the last one, whether or not
-   * that one has finished (a steady offered rate). Closed loop (seed 002's client): after it finishes.
+   * that one has finished (a steady offered rate). Closed loop (the overload experiment's reference
+   * client): after it finishes.
    */
   openLoop: boolean;
   timeout: number;

@@ -1,5 +1,5 @@
 /**
- * outage: clients in a closed loop (each thinks, then calls, as seed 002's client does) against a server
+ * outage: clients in a closed loop (each thinks, then calls, as the overload experiment's reference client does) against a server
  * that stops for a while; does goodput come back after it resumes, and how soon?
  */
 import { OUTAGE_WITH_GUARDS } from "../strategies.js";

@@ -29,7 +29,7 @@ export interface Resolved {
   batch: number;
 }
 
-/** One seed's raw figures. */
+/** The raw figures of one run, on one random seed. */
 export interface Single {
   batchTime: number | null;
   capacityUse: number | null;

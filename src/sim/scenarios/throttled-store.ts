@@ -1,5 +1,5 @@
 /**
- * throttled-store (seed 003's use): `workers` write a batch as fast as the strategy lets them to a store
+ * throttled-store (the shared pacing controller's use): `workers` write a batch as fast as the strategy lets them to a store
  * with provisioned capacity that scales up under sustained throttling; how soon is the batch written, and
  * how closely does the write rate follow the capacity?
  */
@@ -49,7 +49,7 @@ function runThrottled(r: Resolved, run: Run): Single {
         recorder.completionTotal += sim.now - started;
         written += 1;
         if (written === r.batch) batchTime = sim.now;
-        // Seed 003's workers sleep the shared delay after a success too.
+        // The workers of the shared pacing controller sleep the shared delay after a success too.
         sim.after(shared === undefined ? 0 : shared.metrics().current, worker);
       },
       () => {

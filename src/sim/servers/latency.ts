@@ -7,19 +7,19 @@ import { Outcome } from "../outcome.js";
 import { Base, type Pause } from "./base.js";
 
 export interface LatencyServerOptions {
-  /** Service time at or below the concurrency limit, ms. Seed 002: 100. */
+  /** Service time at or below the concurrency limit, ms. The overload experiment's: 100. */
   minDelay: number;
-  /** Concurrency up to which service takes `minDelay`. Seed 002: 30. */
+  /** Concurrency up to which service takes `minDelay`. The overload experiment's: 30. */
   limit: number;
-  /** Growth of the service time above the limit. Seed 002: 1.05. */
+  /** Growth of the service time above the limit. The overload experiment's: 1.05. */
   factor: number;
-  /** Seed 002's K: how many requests above the limit multiply the service time by `factor`. 15. */
+  /** K: how many requests above the limit multiply the service time by `factor`. The overload experiment's: 15. */
   k: number;
-  /** How often the server checks whether a request has been served long enough, ms. Seed 002's server: 50. */
+  /** How often the server checks whether a request has been served long enough, ms. The overload experiment's: 50. */
   tick: number;
   /**
-   * Requests that can wait to be accepted while the server is paused (a listen queue). Seed 002's run
-   * showed about 1,040 requests in the server the second it resumed. The default is 512: see the README
+   * Requests that can wait to be accepted while the server is paused (a listen queue). The overload
+   * experiment's run showed about 1,040 requests in the server the second it resumed. The default is 512: see the README
    * for how the outcome depends on it.
    * Requests beyond it are dropped and their clients time out.
    */
@@ -29,14 +29,14 @@ export interface LatencyServerOptions {
 }
 
 /**
- * Seed 002's server: a request needs `minDelay` while concurrency c <= limit, and
+ * The slow-under-load server of the overload experiment: a request needs `minDelay` while concurrency c <= limit, and
  * minDelay × factor^((c − limit) / K) above it, judged from the concurrency at each check. Every `tick` ms
  * the server computes that delay from its current concurrency and answers every request it has been
  * serving for at least that long (its reference implementation re-checks each request every 50 ms; here
  * one check serves all requests, which is what keeps a run of thousands of concurrent requests cheap).
  * A request whose client gave up is still served and still counts.
  *
- * A pause is seed 002's SIGSTOP: nothing is accepted or answered. Requests that arrive meanwhile wait in
+ * A pause is the experiment's SIGSTOP: nothing is accepted or answered. Requests that arrive meanwhile wait in
  * the listen queue (up to `backlog`; the rest are dropped) and are all accepted when the pause ends, their
  * service time counted from then, as the reference server's handler starts its clock when it runs.
  */
@@ -50,7 +50,7 @@ export class LatencyServer extends Base {
   // Requests waiting in the listen queue during a pause.
   #queued: { arrival: number; outcome: Outcome<string> }[] = [];
   #ticking = false;
-  /** The service time computed at the last check, ms (what seed 002's server prints as "last delay"). */
+  /** The service time computed at the last check, ms (what the reference server prints as "last delay"). */
   lastDelay = 0;
 
   constructor(sim: Simulation, recorder: Recorder, timeout: number, options: LatencyServerOptions) {
@@ -60,7 +60,7 @@ export class LatencyServer extends Base {
     if (pause !== undefined) sim.at(pause.end, () => this.#resume());
   }
 
-  /** The service time at concurrency c, seed 002's formula. */
+  /** The service time at concurrency c, the reference server's formula. */
   static serviceTime(
     c: number,
     o: Pick<LatencyServerOptions, "minDelay" | "limit" | "factor" | "k">,

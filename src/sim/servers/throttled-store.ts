@@ -30,7 +30,7 @@ export interface ThrottledStoreOptions {
 }
 
 /**
- * A store with provisioned write capacity, as a DynamoDB table in provisioned mode (seed 003): a token
+ * A store with provisioned write capacity, as a DynamoDB table in provisioned mode: a token
  * bucket of `capacity` tokens refilled at `capacity` per second; a write that finds no token is refused
  * with a `ThrottledError`. Every `checkEvery` ms, if at least `scaleAt` of the writes since the last check
  * were refused, it asks for `scaleFactor` × its capacity (up to `maxCapacity`), which arrives `scaleDelay`
