@@ -74,7 +74,7 @@ say(
 // per second) and with ten times the load the server can take (think time 10 s, 60 s, no outage).
 for (const [label, options] of [
   [
-    "100,000 clients thinking 1,000 s, default outage, seed 002's exponential",
+    "100,000 clients thinking 1,000 s, default outage, the overload experiment's exponential",
     { think: 1_000_000, strategies: ["exponential"] },
   ],
   [

@@ -2,7 +2,7 @@
  * The supervisor's throughput: messages per second through each kind of worker (in-process, worker
  * thread, child process), one message at a time and with a window of 16, with no crashes and with a crash
  * every N messages (the worker dies on the first delivery of every N-th message; the supervisor restarts
- * it after seed 004's default backoff and delivers again what it held). Also the time from a crash to the
+ * it after the default slotted backoff and delivers again what it held). Also the time from a crash to the
  * new worker being ready. Run with `node --import tsx bench/supervisor.ts` (after `npm run build`);
  * options: `--every N` (default 1000), `--dist DIR` (default `dist`). Measures the compiled build.
  */

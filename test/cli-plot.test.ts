@@ -1,4 +1,4 @@
-// `robustly plot`: the seeds' figures (and one policy's) as SVG charts and an HTML page.
+// `robustly plot`: the default figures (and one policy's) as SVG charts and an HTML page.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,7 +62,7 @@ function changedPoints(svg: string) {
   }));
 }
 
-/** What seed 000's figure shows, x = 0…10. */
+/** What the backoff figure shows, x = 0…10. */
 const N = 10;
 const exponential = backoff.exponential({ base: 1000, max: 60_000, multiplier: 2 });
 /** The jitter of each panel, by the name its header starts with. */
@@ -78,15 +78,15 @@ const PANELS: Record<string, () => Jitter> = {
   proportional: () => jitter.proportional(),
 };
 
-describe("robustly plot (the seeds' figures)", () => {
+describe("robustly plot (the default figures)", () => {
   let dir: string;
   let printed: string[];
   const files = [
     "backoff-strategies.svg",
     "jitter-strategies.svg",
-    "seed-002-delays.svg",
-    "seed-002-delays-log.svg",
-    "seed-001-totals.svg",
+    "overload-delays.svg",
+    "overload-delays-log.svg",
+    "total-delays.svg",
     "index.html",
   ];
 
@@ -101,7 +101,7 @@ describe("robustly plot (the seeds' figures)", () => {
     for (const path of printed.filter((p) => p.endsWith(".svg"))) expectSvg(read(path));
   });
 
-  it("draws every backoff strategy at seed 000's parameters, with titled axes and a legend", () => {
+  it("draws every backoff strategy at the figure's parameters, with titled axes and a legend", () => {
     const svg = read(join(dir, "backoff-strategies.svg"));
     const all = texts(svg);
     expect(all).toContain("Backoff strategies");
@@ -175,8 +175,8 @@ describe("robustly plot (the seeds' figures)", () => {
     expect(count("full")).toBe(N + 1);
   });
 
-  it("draws seed 002's two curves by attempt number, on a linear and a log scale", () => {
-    for (const file of ["seed-002-delays.svg", "seed-002-delays-log.svg"]) {
+  it("draws the overload experiment's two curves by attempt number, on a linear and a log scale", () => {
+    for (const file of ["overload-delays.svg", "overload-delays-log.svg"]) {
       const svg = read(join(dir, file));
       const all = texts(svg);
       expect(all).toContain("attempt number");
@@ -190,12 +190,12 @@ describe("robustly plot (the seeds' figures)", () => {
       expect(all).toContain("20"); // at least 20 attempts, so both curves reach their MaxDelay
     }
     // The log scale is ticked at powers of ten, 0.1 s to 1000 s.
-    const log = texts(read(join(dir, "seed-002-delays-log.svg")));
+    const log = texts(read(join(dir, "overload-delays-log.svg")));
     for (const tick of ["0.1", "1", "10", "100", "1,000"]) expect(log).toContain(tick);
   });
 
-  it("draws seed 001's totals for its six strategies on a log scale that keeps the zeros", () => {
-    const svg = read(join(dir, "seed-001-totals.svg"));
+  it("draws the total delays of six common strategies on a log scale that keeps the zeros", () => {
+    const svg = read(join(dir, "total-delays.svg"));
     const all = texts(svg);
     expect(all).toContain("maximum retries");
     expect(all).toContain("total delay (s, log scale)");
@@ -206,7 +206,7 @@ describe("robustly plot (the seeds' figures)", () => {
     for (const x of ["1", "3", "5", "10", "20"]) expect(all).toContain(x);
   });
 
-  it("writes a page that shows every chart with a paragraph under it, and seed 001's table", () => {
+  it("writes a page that shows every chart with a paragraph under it, and the Total Delays table", () => {
     const html = read(join(dir, "index.html"));
     expect(html.startsWith("<!doctype html>")).toBe(true);
     for (const file of files.slice(0, -1)) {
@@ -214,7 +214,7 @@ describe("robustly plot (the seeds' figures)", () => {
       expect(at, file).toBeGreaterThan(-1);
       expect(html.slice(at).split("</figure>")[1]?.trimStart().startsWith("<p>"), file).toBe(true);
     }
-    expect(html).toContain("Seed 000&#39;s figure"); // escaped
+    expect(html).toContain("The overload experiment&#39;s retry delays"); // escaped
     expect(html).toContain("<tr><td>Exponential</td><td>1 s</td><td>7 s</td><td>31 s</td><td>1,023 s</td>");
     expect(html).toContain("<td>1,048,575 s</td>");
   });

@@ -1,5 +1,5 @@
 /**
- * Responsive (adaptive) exponential backoff, seed 003: one delay shared by many workers that grows on
+ * Responsive (adaptive) exponential backoff, a shared pacing controller: one delay shared by many workers that grows on
  * failures and shrinks after runs of successes, so that together they find the pace a rate-limited
  * resource can take, and speed up again as it scales.
  */
@@ -9,41 +9,31 @@ import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
-import {
-  forEachRun,
-  type Replica,
-  type RunBatch,
-  RunLog,
-  replayingRandom,
-  runLogReplica,
-  SHARING_KEYS,
-  type SharingOptions,
-  scratchOptions,
-  sharingOptions,
-  storeClock,
-} from "../store/replica.js";
+import { SHARING_KEYS, type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
+import { forEachRun, type RunBatch, replayingRandom } from "../store/run-log.js";
+import { restoreShared, SharedPolicy, SharedRuns, type StoreEvents } from "../store/shared-policy.js";
 
 export interface ResponsiveBackoffOptions extends SharingOptions {
-  /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500 (seed 003). */
+  /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500. */
   base?: number;
-  /** The largest delay, ms. Default 900,000 (15 min, seed 003). */
+  /** The largest delay, ms. Default 900,000 (15 min). */
   max?: number;
   /** Each new delay is uniform in [i − δ, i + δ], δ = min(factor × i, maxSpread). In [0, 1]; default 0.3. */
   spread?: number;
-  /** The cap on δ, ms. Default 120,000 (2 min, seed 003). */
+  /** The cap on δ, ms. Default 120,000 (2 min). */
   maxSpread?: number;
-  /** Multiplies the delay on a failure; >= 1. Default 1.5 (seed 003). */
+  /** Multiplies the delay on a failure; >= 1. Default 1.5. */
   upMultiplier?: number;
-  /** Multiplies the delay after `downThreshold` successes; in (0, 1]. Default 0.9 (seed 003). */
+  /** Multiplies the delay after `downThreshold` successes; in (0, 1]. Default 0.9. */
   downMultiplier?: number;
-  /** Successes in a row that shrink the delay once; an integer >= 1. Default 10 (seed 003). */
+  /** Successes in a row that shrink the delay once; an integer >= 1. Default 10. */
   downThreshold?: number;
   /**
-   * Not in seed 003: count a burst of failures as one. With many workers sharing the delay, every request
-   * already in flight when the resource starts refusing fails too, and the seed multiplies the delay once
-   * for each of them (50 workers: 1.5^50). With `coalesce`, a failure less than the current delay after the
+   * robustly's addition to the plain controller: count a burst of failures as one. With many workers sharing the delay, every request
+   * already in flight when the resource starts refusing fails too, and the plain controller multiplies the
+   * delay once for each of them (50 workers: 1.5^50). With `coalesce`, a failure less than the current delay after the
    * last increase is taken as part of the same burst: it waits the current delay but does not raise it.
-   * Default false (seed 003 exactly).
+   * Default false (the plain controller).
    */
   coalesce?: boolean;
   /** Where `sleepOnFailure` and `sleepOnSuccess` wait (and, with `coalesce`, what tells the time). Default: the real clock. */
@@ -66,14 +56,10 @@ export interface ResponsiveState {
   totalSleep: number;
 }
 
-/** What a responsive backoff reports. */
-export interface ResponsiveEvents extends Record<string, unknown> {
+/** What a responsive backoff reports, `store-down` and `store-up` too when it shares its delay through a store. */
+export interface ResponsiveEvents extends StoreEvents {
   /** The delay went up (a failure) or down (after `downThreshold` successes). */
   change: { readonly direction: "up" | "down"; readonly from: number; readonly to: number };
-  /** The shared store failed or timed out: this process paces itself alone (or waits `max`, with `whenStoreDown: "closed"`). */
-  "store-down": { readonly error: unknown };
-  /** The shared store answers again: the pace is the fleet's again. */
-  "store-up": { readonly downFor: number };
 }
 
 /** What a shared responsive backoff keeps in its store. */
@@ -86,7 +72,7 @@ interface SharedResponsive {
 const SUCCESS = 0;
 const FAILURE = 1;
 
-/** Seed 003's metrics, and the current delay. */
+/** The controller's counters, and the current delay. */
 export interface ResponsiveMetrics {
   readonly invocations: number;
   readonly wentUp: number;
@@ -131,7 +117,7 @@ export const RESPONSIVE_DEFAULTS = Object.freeze({
 });
 
 /**
- * Seed 003's AutoSleeper: `failure()` and `success()` update one shared delay and return what to wait;
+ * A shared pacing controller: `failure()` and `success()` update one shared delay and return what to wait;
  * `sleepOnFailure()` and `sleepOnSuccess()` wait it too. Every method runs to completion synchronously, so
  * any number of concurrent async workers can share one instance.
  *
@@ -145,7 +131,7 @@ export const RESPONSIVE_DEFAULTS = Object.freeze({
  * const pace = new ResponsiveBackoff({ base: 100 });
  * const put = throttle((item) => table.put(item), pace); // every worker shares `pace`
  */
-export class ResponsiveBackoff implements Backoff {
+export class ResponsiveBackoff extends SharedPolicy implements Backoff {
   readonly name = "responsive";
   /** v_base, for jitters that read it: the base delay. */
   readonly base: number;
@@ -163,13 +149,8 @@ export class ResponsiveBackoff implements Backoff {
   readonly #random: Random;
   readonly #events = new Events<ResponsiveEvents>();
   readonly #options: ResponsiveBackoffOptions | undefined;
-  readonly #replica: Replica<RunBatch> | undefined;
-  /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange. */
-  readonly #log = new RunLog();
-  /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
-  #quiet = false;
-  /** During that replay: the draws this process made for those outcomes. */
-  #drawing: (() => number) | undefined;
+  /** Shared mode: SUCCESS and FAILURE in the order seen since the last exchange, and the draws made. */
+  readonly #runs = new SharedRuns();
   #state: ResponsiveState = {
     current: 0,
     successes: 0,
@@ -181,6 +162,7 @@ export class ResponsiveBackoff implements Backoff {
   };
 
   constructor(options?: ResponsiveBackoffOptions) {
+    super();
     knownKeys("ResponsiveBackoff", options, KEYS);
     const o = { ...RESPONSIVE_DEFAULTS, ...options };
     this.#base = finiteAbove("ResponsiveBackoff: base", o.base, 0);
@@ -212,31 +194,13 @@ export class ResponsiveBackoff implements Backoff {
     this.#random = random;
     this.#options = options;
     const sharing = sharingOptions("ResponsiveBackoff", o);
-    if (sharing === undefined) {
-      this.#clock = clock;
-      return;
-    }
     // `coalesce` compares times of failures seen by different processes: on the store's clock.
-    this.#clock = storeClock(() => this.#replica, clock);
-    this.#replica = runLogReplica("responsive", sharing, clock, this.#log, this.#events, {
-      merge: (shared, batch, now, recovering) => this.#merge(shared, batch, now, recovering),
-      adopt: (shared) => this.#adopt(shared as SharedResponsive),
-    });
-  }
-
-  /** Whether the delay is shared through a store now (false without one, and while the store is down). */
-  get shared(): boolean {
-    return this.#replica?.shared ?? false;
-  }
-
-  /** Resolves when the first exchange with the store is over (at once without a store). */
-  ready(): Promise<void> {
-    return this.#replica?.ready() ?? Promise.resolve();
-  }
-
-  /** Hands this process's outcomes to the store one last time and stops exchanging (nothing without a store). */
-  close(): Promise<void> {
-    return this.#replica?.close() ?? Promise.resolve();
+    this.#clock = this.share("responsive", sharing, clock, this.#events, () =>
+      this.#runs.hooks(
+        (shared, batch, now, recovering) => this.#merge(shared, batch, now, recovering),
+        (shared: SharedResponsive) => this.#adopt(shared),
+      ),
+    );
   }
 
   /** The shared state with `outcomes` replayed on it, in order, by this very controller's rules. */
@@ -244,15 +208,11 @@ export class ResponsiveBackoff implements Backoff {
     // The same draws as this process made, so that its own outcomes move the fleet's delay as they moved its own.
     const random = replayingRandom(batch.draws, this.#random);
     const scratch = new ResponsiveBackoff({ ...scratchOptions(this.#options, now), random });
-    const found = shared as SharedResponsive | undefined;
-    if (found !== undefined) {
-      try {
-        scratch.restore(found.state);
-        scratch.#raisedAt = typeof found.raisedAt === "number" ? found.raisedAt : Number.NEGATIVE_INFINITY;
-      } catch {
-        // Not a responsive backoff's state (another version wrote it): start afresh.
-      }
-    }
+    restoreShared(shared, (state) => {
+      const found = state as SharedResponsive;
+      scratch.restore(found.state);
+      scratch.#raisedAt = typeof found.raisedAt === "number" ? found.raisedAt : Number.NEGATIVE_INFINITY;
+    });
     if (!recovering) scratch.#replay(batch.runs);
     const raisedAt = scratch.#raisedAt;
     return { state: scratch.snapshot(), raisedAt: Number.isFinite(raisedAt) ? raisedAt : null };
@@ -262,23 +222,11 @@ export class ResponsiveBackoff implements Backoff {
     const from = this.#state.current;
     this.restore(shared.state);
     this.#raisedAt = shared.raisedAt ?? Number.NEGATIVE_INFINITY;
-    // What this process saw since the exchange began stays in its view until the next exchange hands it over.
-    this.#quiet = true;
-    this.#drawing = replayingRandom(this.#log.draws, this.#random);
-    try {
-      this.#replay(this.#log.runs);
-    } finally {
-      this.#quiet = false;
-      this.#drawing = undefined;
-    }
+    this.#runs.replayOwn(this.#random, (runs) => this.#replay(runs));
     const to = this.#state.current;
     if (from !== to && this.#events.count("change") > 0) {
       this.#events.emit("change", { direction: to > from ? "up" : "down", from, to });
     }
-  }
-
-  #record(outcome: number): void {
-    if (this.#replica !== undefined && !this.#quiet) this.#log.record(outcome);
   }
 
   /** Applies runs of outcomes [outcome, count, …] (from `#record`), one by one, so the delays are drawn as they would be. */
@@ -290,7 +238,7 @@ export class ResponsiveBackoff implements Backoff {
 
   /** Records a failure: the delay grows (from 0 to the base delay). Returns the delay to wait, ms. */
   failure(): number {
-    this.#record(FAILURE);
+    this.#runs.record(FAILURE);
     const s = this.#state;
     s.invocations += 1;
     if (this.#coalesce) {
@@ -307,7 +255,7 @@ export class ResponsiveBackoff implements Backoff {
       const next = this.#randomize(s.current * this.#up);
       s.current = next > this.max ? this.max : next;
     }
-    if (this.#events.count("change") > 0 && !this.#quiet)
+    if (this.#events.count("change") > 0 && !this.#runs.quiet)
       this.#events.emit("change", { direction: "up", from, to: s.current });
     return this.#slept();
   }
@@ -317,7 +265,7 @@ export class ResponsiveBackoff implements Backoff {
    * Returns the delay to wait, ms (0, and not counted as a sleep, while the delay is 0).
    */
   success(): number {
-    this.#record(SUCCESS);
+    this.#runs.record(SUCCESS);
     const s = this.#state;
     s.invocations += 1;
     if (s.current === 0) return 0;
@@ -328,7 +276,7 @@ export class ResponsiveBackoff implements Backoff {
       const from = s.current;
       const next = this.#randomize(s.current * this.#down);
       s.current = next < this.#base ? 0 : next;
-      if (this.#events.count("change") > 0 && !this.#quiet)
+      if (this.#events.count("change") > 0 && !this.#runs.quiet)
         this.#events.emit("change", { direction: "down", from, to: s.current });
     }
     return this.#slept();
@@ -352,7 +300,7 @@ export class ResponsiveBackoff implements Backoff {
     return this.#events.on(event, listener);
   }
 
-  /** Seed 003's metrics and the current delay. */
+  /** The counters and the current delay. */
   metrics(): ResponsiveMetrics {
     const { invocations, wentUp, wentDown, slept, totalSleep, current } = this.#state;
     return { invocations, wentUp, wentDown, slept, totalSleep, current };
@@ -396,23 +344,18 @@ export class ResponsiveBackoff implements Backoff {
   #slept(): number {
     const s = this.#state;
     // The store is out of reach and the fleet's pace unknown: the most careful pace.
-    const delay = this.#replica?.refusing ? this.max : s.current;
+    const delay = this.replica?.refusing ? this.max : s.current;
     s.slept += 1;
     s.totalSleep += delay;
     return delay;
   }
 
-  /** Uniform in [i − δ, i + δ], δ = min(factor × i, maxSpread) (seed 003's getNextRandomInterval). */
+  /** Uniform in [i − δ, i + δ], δ = min(factor × i, maxSpread) (the randomization factor of Google's
+   * ExponentialBackOff, with δ capped). */
   #randomize(interval: number): number {
     if (this.#factor === 0) return interval;
     const delta = Math.min(this.#factor * interval, this.#maxSpread);
-    let draw: number;
-    if (this.#drawing !== undefined) draw = this.#drawing();
-    else {
-      draw = this.#random();
-      if (this.#replica !== undefined && !this.#quiet) this.#log.drew(draw);
-    }
-    return interval - delta + 2 * delta * draw;
+    return interval - delta + 2 * delta * this.#runs.draw(this.#random);
   }
 
   #wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -427,7 +370,7 @@ function integerOrTotal(key: string, value: unknown): void {
 }
 
 /**
- * Paces every call of `fn` with `controller` (seed 003's usage): after a call that throws, it waits the
+ * Paces every call of `fn` with `controller`, as a shared pacing controller is used: after a call that throws, it waits the
  * failure delay and rethrows; after one that succeeds, it waits the success delay and returns the value.
  * Workers that share `controller` share one pace.
  *

@@ -3,7 +3,7 @@ import { OptionError } from "../core/errors.js";
 import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js";
 import type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
 
-/** The seeds' unit of time, one second, as the default base, interval and step. */
+/** One second, the default base, interval and step. */
 export const SECOND = 1000;
 
 /** Validates `base` (finite, >= 0) and `max` (>= base, Infinity allowed) for strategy `name`. */

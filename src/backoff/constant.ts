@@ -9,7 +9,7 @@ export interface ConstantOptions {
 }
 
 /**
- * Constant backoff, seed 000: v_x = v_base.
+ * Constant backoff: v_x = v_base.
  *
  * @example
  * backoff.constant({ base: 250 });
@@ -22,7 +22,7 @@ export function constant(options?: ConstantOptions): Backoff {
 }
 
 /**
- * No backoff: retry at once (seed 000's constant backoff with v_base = 0).
+ * No backoff: retry at once (constant backoff with v_base = 0).
  *
  * @example
  * backoff.none();

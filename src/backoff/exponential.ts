@@ -7,12 +7,12 @@ export interface ExponentialOptions {
   base?: number;
   /** v_max in ms. Default Infinity. */
   max?: number;
-  /** m >= 1. Default 2. Seed 000's "quick note" variant v_base^(x+1), with v_base in seconds, is `multiplier` = that number of seconds (base 3000, multiplier 3). */
+  /** m >= 1. Default 2. The variant v_base^(x+1), with v_base in seconds, is `multiplier` = that number of seconds (base 3000, multiplier 3). */
   multiplier?: number;
 }
 
 /**
- * Exponential backoff, seed 000: v_x = min(v_max, v_base × m^x).
+ * Exponential backoff: v_x = min(v_max, v_base × m^x).
  *
  * @example
  * backoff.exponential({ base: 100, max: 10_000 }); // 100, 200, 400, … 10000

@@ -11,7 +11,7 @@ export interface FibonacciOptions {
   step?: number;
 }
 
-// Fib(0) = 0, Fib(1) = 1 (seed 001's definition). Fib(1476) is the last one a double can hold; beyond
+// Fib(0) = 0, Fib(1) = 1. Fib(1476) is the last one a double can hold; beyond
 // it the table answers Infinity, which the cap turns into v_max.
 const FIB = (() => {
   const table = new Float64Array(1477);
@@ -26,7 +26,7 @@ export function fib(x: number): number {
 }
 
 /**
- * Fibonacci backoff, seed 000: v_x = min(v_max, v_base + Fib(x) × step).
+ * Fibonacci backoff: v_x = min(v_max, v_base + Fib(x) × step).
  *
  * @example
  * backoff.fibonacci({ base: 1000 }); // 1000, 2000, 2000, 3000, 4000, 6000, …

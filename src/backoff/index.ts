@@ -1,5 +1,5 @@
 /**
- * Backoff strategies (seed 000's `calculate_backoff`), one file each. x is the number of retries so far.
+ * Backoff strategies, one file each. x is the number of retries so far.
  */
 import { markFactories } from "./common.js";
 import { constant, none } from "./constant.js";

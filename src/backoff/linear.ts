@@ -7,15 +7,15 @@ export interface LinearOptions {
   base?: number;
   /** v_max in ms. Default Infinity. */
   max?: number;
-  /** L >= 0, the growth per retry in ms. Default 1000. Seed 000's "quick note" variant (base × (x+1)) is `interval` = `base`. */
+  /** L >= 0, the growth per retry in ms. Default 1000. The variant base × (x+1) is `interval` = `base`. */
   interval?: number;
 }
 
 /**
- * Linear (interval) backoff, seed 000: v_x = min(v_max, v_base + L × x).
+ * Linear (interval) backoff: v_x = min(v_max, v_base + L × x).
  *
  * @example
- * backoff.linear({ base: 0, interval: 1000 }); // 0, 1000, 2000, … (seed 001's linear)
+ * backoff.linear({ base: 0, interval: 1000 }); // 0, 1000, 2000, … (the common linear strategy)
  */
 export function linear(options?: LinearOptions): Backoff {
   const { base, max } = baseAndMax("linear", options, ["base", "max", "interval"]);

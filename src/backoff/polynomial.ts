@@ -15,10 +15,10 @@ export interface PolynomialOptions {
 }
 
 /**
- * Polynomial backoff, seed 000: v_x = min(v_max, v_base + (x^p1 + x^p2 + … + x^pn) × step).
+ * Polynomial backoff: v_x = min(v_max, v_base + (x^p1 + x^p2 + … + x^pn) × step).
  *
  * @example
- * backoff.polynomial({ base: 0, exponents: [3] }); // 0, 1000, 8000, 27000, … (seed 001's polynomial)
+ * backoff.polynomial({ base: 0, exponents: [3] }); // 0, 1000, 8000, 27000, … (the common polynomial strategy)
  */
 export function polynomial(options?: PolynomialOptions): Backoff {
   const { base, max } = baseAndMax("polynomial", options, ["base", "max", "exponents", "step"]);

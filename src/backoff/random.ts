@@ -12,7 +12,7 @@ export interface RandomOptions {
 }
 
 /**
- * Random backoff, seed 000: v_x = random(v_base, v_max), uniform, whatever x is.
+ * Random backoff: v_x = random(v_base, v_max), uniform, whatever x is.
  *
  * @example
  * backoff.random({ base: 100, max: 2000 });

@@ -5,19 +5,19 @@ import { boolean, finiteAtLeast, integerAtLeast, knownKeys } from "../core/valid
 import type { Backoff } from "./types.js";
 
 export interface SlottedOptions {
-  /** The slot time in ms. Default 10 (seed 004). */
+  /** The slot time in ms. Default 10. */
   slot?: number;
-  /** The highest slot number s reaches, an integer in [1, 1000]. Default 10 (seed 004). */
+  /** The highest slot number s reaches, an integer in [1, 1000]. Default 10. */
   ceiling?: number;
-  /** On reaching the ceiling, stay there (true) or reset: wait 0 and start again from slot 1 (false). Default false (seed 004). */
+  /** On reaching the ceiling, stay there (true) or reset: wait 0 and start again from slot 1 (false). Default false. */
   stayAtCeiling?: boolean;
 }
 
 /**
- * Truncated binary exponential backoff, seed 004 (as in Ethernet's CSMA/CD): wait slot × (2^k − 1) with k
+ * Truncated binary exponential backoff (as in Ethernet's CSMA/CD): wait slot × (2^k − 1) with k
  * uniform in the integers [0, s]. s is 1 before the first retry and grows by one per retry. When it reaches
- * the ceiling it stays there (`stayAtCeiling`), drawing from [0, ceiling] from then on; or, as seed 004's
- * `nextBackOff` does by default, the step that reaches the ceiling is a reset: no wait, and s starts again
+ * the ceiling it stays there (`stayAtCeiling`), drawing from [0, ceiling] from then on; or, by
+ * default, the step that reaches the ceiling is a reset: no wait, and s starts again
  * from 1. So s = min(x + 1, ceiling) when staying; otherwise s = (x mod ceiling) + 1, and the x with
  * s = ceiling waits 0.
  *

@@ -1,7 +1,7 @@
 import type { Random } from "../core/random.js";
 
 /**
- * A backoff strategy: seed 000's `calculate_backoff`. Pure: the delay depends only on `retries` (x, the
+ * A backoff strategy: the delay before a retry, before jitter. Pure: the delay depends only on `retries` (x, the
  * number of retries so far, 0 before the first retry) and, for random strategies, on `random`.
  * It never sleeps and holds no mutable state, so one instance can serve any number of concurrent calls.
  *

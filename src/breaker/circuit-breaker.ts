@@ -8,90 +8,37 @@
  */
 import { toBackoff } from "../backoff/common.js";
 import { constant } from "../backoff/constant.js";
-import type { Backoff, BackoffLike } from "../backoff/types.js";
-import { watchAbort } from "../core/abort.js";
+import type { Backoff } from "../backoff/types.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { OptionError, PermanentError } from "../core/errors.js";
+import { PermanentError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
 import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
-import { compileMatcher, type ErrorMatcher } from "../policy/matcher.js";
-import {
-  forEachRun,
-  type Replica,
-  type RunBatch,
-  RunLog,
-  runLogReplica,
-  SHARING_KEYS,
-  type SharingOptions,
-  scratchOptions,
-  sharingOptions,
-  storeClock,
-} from "../store/replica.js";
+import { compileMatcher } from "../policy/matcher.js";
+import { SHARING_KEYS, scratchOptions, sharingOptions } from "../store/replica.js";
+import { forEachRun } from "../store/run-log.js";
+import { restoreShared, SharedPolicy, SharedRuns } from "../store/shared-policy.js";
 import { BrokenCircuitError } from "./errors.js";
+import { executeThrough } from "./execute.js";
+import {
+  type BreakerEvents,
+  type BreakerState,
+  type CircuitBreakerOptions,
+  type CircuitState,
+  checkBreakerState,
+} from "./types.js";
+import { BUCKETS, type Bucket, countInWindow, windowTotals } from "./window.js";
 
+export type { BreakerEvents, BreakerState, CircuitBreakerOptions, CircuitState };
 export { BrokenCircuitError };
-
-export type CircuitState = "closed" | "open" | "half-open";
-
-export interface CircuitBreakerOptions extends SharingOptions {
-  /** Open after this many failures in a row (an integer >= 1). Default 5 unless `failureRatio` is given. */
-  consecutiveFailures?: number;
-  /** Open when the failures over `window` ms reach this share of the calls, in (0, 1]. */
-  failureRatio?: number;
-  /** With `failureRatio`: the calls the window must hold before it may open. Default 10. */
-  minimumThroughput?: number;
-  /** With `failureRatio`: the sliding window, ms. Default 10,000. */
-  window?: number;
-  /** How long it stays open: a backoff of x = times opened in a row. Default constant 5 s. */
-  openFor?: BackoffLike;
-  /** Successful probes that close it from half-open. Default 1. */
-  halfOpenSuccesses?: number;
-  /** Probes let through at once while half-open. Default 1. */
-  halfOpenProbes?: number;
-  /**
-   * Which failures count against the service. Default: every error but a `PermanentError` (a 404, a
-   * validation error: the service answered) and the caller's own abort. An error it does not match, and a
-   * call the caller aborted, leave the breaker as it was (a probe's place is given back).
-   */
-  handles?: ErrorMatcher;
-  clock?: Clock;
-  random?: Random;
-}
-
-export interface BreakerEvents extends Record<string, unknown> {
-  /** The state changed. */
-  change: { readonly from: CircuitState; readonly to: CircuitState; readonly openFor?: number };
-  /** A call was refused because the circuit is open. */
-  rejected: { readonly retryAfter: number };
-  /** The shared store failed or timed out: this process's breaker decides alone (or refuses, with `whenStoreDown: "closed"`). */
-  "store-down": { readonly error: unknown };
-  /** The shared store answers again: the breaker is the fleet's again. */
-  "store-up": { readonly downFor: number };
-}
-
-/** A breaker's state: one plain object, to read, store and restore. */
-export interface BreakerState {
-  readonly state: CircuitState;
-  /** Clock time when an open circuit lets probes through. */
-  readonly openUntil: number;
-  /** Times opened in a row (reset when it closes). */
-  readonly openings: number;
-  readonly consecutiveFailures: number;
-  readonly halfOpenSuccesses: number;
-  /** The sliding window: [clock time of the bucket, calls, failures] for each bucket still in it. */
-  readonly window: readonly (readonly [number, number, number])[];
-}
-
-const BUCKETS = 10;
 
 const FAILED = 1;
 const PROBE = 2;
 /** Not an outcome: this process's breaker opened. An opening is the fleet's, whatever the others saw meanwhile. */
 const OPENED = 4;
 
-export class CircuitBreaker {
+export class CircuitBreaker extends SharedPolicy {
   readonly #events = new Events<BreakerEvents>();
   readonly #consecutive: number | undefined;
   readonly #ratio: number | undefined;
@@ -108,19 +55,17 @@ export class CircuitBreaker {
   #failures = 0;
   #successes = 0;
   #inFlightProbes = 0;
-  #window: [number, number, number][] = [];
+  #window: Bucket[] = [];
   readonly #options: CircuitBreakerOptions;
   /** Whether a failure with this error counts against the service (the `handles` option). */
   readonly handles: (error: unknown) => boolean = countsByDefault;
-  readonly #replica: Replica<RunBatch> | undefined;
   /** Shared mode: the outcomes seen since the last exchange, each FAILED and/or PROBE, or OPENED. */
-  readonly #log = new RunLog();
-  /** While the local replica replays its own outcomes on the fleet's state: nothing recorded, nothing emitted. */
-  #quiet = false;
+  readonly #runs = new SharedRuns();
   /** Shared mode: when this process's latest opening ends (store time), until the fleet's state carries it. */
   #pendingOpen: number | undefined;
 
   constructor(options: CircuitBreakerOptions = {}) {
+    super();
     knownKeys("circuitBreaker", options, [
       ...SHARING_KEYS,
       "consecutiveFailures",
@@ -158,43 +103,19 @@ export class CircuitBreaker {
       options.random === undefined ? systemRandom : checkedRandom(options.random, "circuitBreaker: random");
     this.#options = options;
     const sharing = sharingOptions("circuitBreaker", options);
-    if (sharing === undefined) {
-      this.#clock = clock;
-      return;
-    }
     // Deadlines and windows on the store's clock, which the whole fleet shares.
-    this.#clock = storeClock(() => this.#replica, clock);
-    this.#replica = runLogReplica("breaker", sharing, clock, this.#log, this.#events, {
-      merge: (shared, batch, now, recovering) => this.#merge(shared, batch.runs, now, recovering),
-      adopt: (shared) => this.#adopt(shared as BreakerState),
-    });
-  }
-
-  /** Whether the state is shared through a store now (false without one, and while the store is down). */
-  get shared(): boolean {
-    return this.#replica?.shared ?? false;
-  }
-
-  /** Resolves when the first exchange with the store is over (at once without a store). */
-  ready(): Promise<void> {
-    return this.#replica?.ready() ?? Promise.resolve();
-  }
-
-  /** Hands this process's outcomes to the store one last time and stops exchanging (nothing without a store). */
-  close(): Promise<void> {
-    return this.#replica?.close() ?? Promise.resolve();
+    this.#clock = this.share("breaker", sharing, clock, this.#events, () =>
+      this.#runs.hooks(
+        (shared, batch, now, recovering) => this.#merge(shared, batch.runs, now, recovering),
+        (shared: BreakerState) => this.#adopt(shared),
+      ),
+    );
   }
 
   /** The shared state with `outcomes` replayed on it, in order, by this very breaker's rules. */
   #merge(shared: unknown, outcomes: readonly number[], now: number, recovering: boolean): BreakerState {
     const scratch = new CircuitBreaker({ ...scratchOptions(this.#options, now), random: this.#random });
-    if (shared !== undefined) {
-      try {
-        scratch.restore(shared as BreakerState);
-      } catch {
-        // Not a breaker's state (another version wrote it): start afresh.
-      }
-    }
+    restoreShared(shared, (state) => scratch.restore(state as BreakerState));
     scratch.#pendingOpen = this.#pendingOpen;
     if (!recovering) scratch.#replay(outcomes);
     // An opening this process decided while sharing, whose report has not landed yet: the fleet's too.
@@ -259,12 +180,7 @@ export class CircuitBreaker {
     let needed = Number.POSITIVE_INFINITY;
     if (this.#consecutive !== undefined) needed = Math.max(1, this.#consecutive - this.#failures);
     if (this.#ratio !== undefined) {
-      let calls = 0;
-      let failed = 0;
-      for (const [, c, f] of this.#window) {
-        calls += c;
-        failed += f;
-      }
+      const { calls, failed } = windowTotals(this.#window);
       // (failed + j) / (calls + j) >= ratio  ⇔  j >= (ratio·calls − failed) / (1 − ratio), and calls + j >= minimum.
       const byRatio =
         this.#ratio >= 1
@@ -292,13 +208,7 @@ export class CircuitBreaker {
     if (this.#pendingOpen !== undefined && this.#state === "open" && this.#openUntil >= this.#pendingOpen) {
       this.#pendingOpen = undefined;
     }
-    // What this process saw since the exchange began stays in its view until the next exchange hands it over.
-    this.#quiet = true;
-    try {
-      this.#replay(this.#log.runs);
-    } finally {
-      this.#quiet = false;
-    }
+    this.#runs.replayOwn(this.#random, (runs) => this.#replay(runs));
     if (was === "half-open" && this.state === "half-open" && probes > 0) {
       // This process's probes are still out: they must be able to close or reopen the breaker when they end.
       this.#state = "half-open";
@@ -316,10 +226,6 @@ export class CircuitBreaker {
     }
   }
 
-  #record(code: number): void {
-    if (this.#replica !== undefined && !this.#quiet) this.#log.record(code);
-  }
-
   /** The state now (an open circuit whose time is up reads as half-open). */
   get state(): CircuitState {
     if (this.#state === "open" && this.#clock.now() >= this.#openUntil) return "half-open";
@@ -335,7 +241,7 @@ export class CircuitBreaker {
    * probes out); otherwise the call must report its outcome with `success()` or `failure()`.
    */
   acquire(): void {
-    if (this.#replica?.refusing) {
+    if (this.replica?.refusing) {
       this.#events.emit("rejected", { retryAfter: 0 });
       throw new BrokenCircuitError(0, "the circuit's shared state is out of reach (whenStoreDown: closed)");
     }
@@ -351,13 +257,13 @@ export class CircuitBreaker {
   }
 
   #reject(retryAfter: number): never {
-    if (!this.#quiet) this.#events.emit("rejected", { retryAfter });
+    if (!this.#runs.quiet) this.#events.emit("rejected", { retryAfter });
     throw new BrokenCircuitError(retryAfter);
   }
 
   /** A call let through by `acquire` succeeded. */
   success(): void {
-    this.#record(this.#state === "half-open" ? PROBE : 0);
+    this.#runs.record(this.#state === "half-open" ? PROBE : 0);
     this.#count(false);
     this.#failures = 0;
     if (this.#state === "half-open") {
@@ -373,7 +279,7 @@ export class CircuitBreaker {
 
   /** A call let through by `acquire` failed. */
   failure(): void {
-    this.#record(FAILED | (this.#state === "half-open" ? PROBE : 0));
+    this.#runs.record(FAILED | (this.#state === "half-open" ? PROBE : 0));
     this.#count(true);
     this.#failures += 1;
     if (this.#state === "half-open") {
@@ -406,70 +312,19 @@ export class CircuitBreaker {
    * nothing (a probe's place is given back).
    */
   execute<T>(fn: (signal?: AbortSignal) => T | PromiseLike<T>, signal?: AbortSignal): Promise<T> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    try {
-      this.acquire();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return new Promise<T>((resolve, reject) => {
-      let done = false;
-      const unwatch =
-        signal === undefined
-          ? undefined
-          : watchAbort(signal, () => {
-              if (done) return;
-              done = true;
-              this.release();
-              reject(signal.reason);
-            });
-      const end = (error: unknown, failed: boolean, value?: T) => {
-        if (done) return;
-        done = true;
-        unwatch?.();
-        this.settle(error, failed);
-        if (failed) reject(error);
-        else resolve(value as T);
-      };
-      let result: T | PromiseLike<T>;
-      try {
-        result = fn(signal);
-      } catch (error) {
-        end(error, true);
-        return;
-      }
-      Promise.resolve(result).then(
-        (value) => end(undefined, false, value),
-        (error) => end(error, true),
-      );
-    });
+    return executeThrough(this, fn, signal);
   }
 
   #shouldOpen(): boolean {
     if (this.#consecutive !== undefined && this.#failures >= this.#consecutive) return true;
     if (this.#ratio === undefined) return false;
-    let calls = 0;
-    let failed = 0;
-    for (const [, c, f] of this.#window) {
-      calls += c;
-      failed += f;
-    }
+    const { calls, failed } = windowTotals(this.#window);
     return calls >= this.#minimum && failed / calls >= this.#ratio;
   }
 
   #count(failed: boolean, n = 1): void {
     if (this.#ratio === undefined) return;
-    const bucket = Math.floor(this.#clock.now() / this.#width) * this.#width;
-    const oldest = bucket - (BUCKETS - 1) * this.#width;
-    while (this.#window.length > 0 && (this.#window[0] as [number, number, number])[0] < oldest)
-      this.#window.shift();
-    let last = this.#window.at(-1);
-    if (last === undefined || last[0] !== bucket) {
-      last = [bucket, 0, 0];
-      this.#window.push(last);
-    }
-    last[1] += n;
-    if (failed) last[2] += n;
+    countInWindow(this.#window, this.#clock.now(), this.#width, failed, n);
   }
 
   #open(): void {
@@ -477,9 +332,8 @@ export class CircuitBreaker {
     const until = this.#clock.now() + duration;
     // An opening decided here while sharing is the fleet's: it is kept until a write that carries it lands,
     // even if the store fails first.
-    if (this.#replica?.shared && !this.#quiet)
-      this.#pendingOpen = Math.max(this.#pendingOpen ?? until, until);
-    this.#record(OPENED);
+    if (this.shared && !this.#runs.quiet) this.#pendingOpen = Math.max(this.#pendingOpen ?? until, until);
+    this.#runs.record(OPENED);
     this.#openAt(until);
   }
 
@@ -500,10 +354,10 @@ export class CircuitBreaker {
       this.#inFlightProbes = 0;
     }
     if (to === "half-open") this.#successes = 0;
-    if ((from !== to || to === "open") && !this.#quiet) {
+    if ((from !== to || to === "open") && !this.#runs.quiet) {
       this.#events.emit("change", openFor === undefined ? { from, to } : { from, to, openFor });
       // The fleet should learn of an opening (or a closing) now, not at the next exchange.
-      if (to !== "half-open") this.#replica?.soon();
+      if (to !== "half-open") this.replica?.soon();
     }
   }
 
@@ -515,48 +369,19 @@ export class CircuitBreaker {
       openings: this.#openings,
       consecutiveFailures: this.#failures,
       halfOpenSuccesses: this.#successes,
-      window: this.#window.map((b) => [...b] as [number, number, number]),
+      window: this.#window.map((b) => [...b] as Bucket),
     };
   }
-
   /** Replaces the state with `state` (from `snapshot()`, perhaps of another process); checked whole before any of it is taken. */
   restore(state: BreakerState): void {
-    if (!["closed", "open", "half-open"].includes(state?.state)) {
-      throw new OptionError("circuitBreaker.restore: state", state?.state, '"closed", "open" or "half-open"');
-    }
-    const openUntil = finiteAtLeast(
-      "circuitBreaker.restore: openUntil",
-      state.openUntil,
-      Number.NEGATIVE_INFINITY,
-    );
-    const openings = integerAtLeast("circuitBreaker.restore: openings", state.openings, 0);
-    const failures = integerAtLeast(
-      "circuitBreaker.restore: consecutiveFailures",
-      state.consecutiveFailures,
-      0,
-    );
-    const successes = integerAtLeast("circuitBreaker.restore: halfOpenSuccesses", state.halfOpenSuccesses, 0);
-    const window = state.window;
-    if (
-      !Array.isArray(window) ||
-      !window.every(
-        (b) =>
-          Array.isArray(b) && b.length === 3 && b.every((n) => typeof n === "number" && Number.isFinite(n)),
-      )
-    ) {
-      throw new OptionError(
-        "circuitBreaker.restore: window",
-        window,
-        "a list of [time, calls, failures] buckets",
-      );
-    }
-    this.#state = state.state;
-    this.#openUntil = openUntil;
-    this.#openings = openings;
-    this.#failures = failures;
-    this.#successes = successes;
+    const checked = checkBreakerState(state);
+    this.#state = checked.state;
+    this.#openUntil = checked.openUntil;
+    this.#openings = checked.openings;
+    this.#failures = checked.consecutiveFailures;
+    this.#successes = checked.halfOpenSuccesses;
     this.#inFlightProbes = 0;
-    this.#window = window.map((b) => [...b] as [number, number, number]);
+    this.#window = checked.window;
   }
 }
 

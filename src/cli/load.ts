@@ -1,8 +1,8 @@
 /**
- * `robustly load`: seed 002's client for real. N clients each wait an exponentially distributed think time,
+ * `robustly load`: the overload experiment's reference client, for real. N clients each wait an exponentially distributed think time,
  * then make one request through robustly's own `retry` with a named policy and a per-attempt timeout, and
  * start over. Every attempt is an HTTP GET to a loopback URL. It counts successful attempts, failed ones
- * and timed-out ones, and prints their rates every interval, as the seed's client does.
+ * and timed-out ones, and prints their rates every interval, as the reference client does.
  */
 import { setMaxListeners } from "node:events";
 import { parseArgs } from "node:util";
@@ -19,7 +19,7 @@ export const MAX_CLIENTS = 10_000;
 
 const STRATEGY_NAMES = OUTAGE_STRATEGIES.map((s) => s.name);
 
-export const LOAD_HELP = `robustly load: seed 002's clients, for real, retrying with robustly
+export const LOAD_HELP = `robustly load: clients that think, call and retry with robustly, for real
 
 Usage: robustly load [options]
 
@@ -229,7 +229,7 @@ export function startLoad(options: LoadOptions): RunningLoad {
   };
 }
 
-/** `OK: 98.00 req/sec, errors: 0.00 req/sec, timedout: 0.00 req/sec`, as the seed's client prints. */
+/** `OK: 98.00 req/sec, errors: 0.00 req/sec, timedout: 0.00 req/sec`, as the reference client prints. */
 export function rateLine(from: Counts, to: Counts, ms: number): string {
   const rate = (n: number) => (ms > 0 ? (n * 1000) / ms : 0).toFixed(2);
   return `OK: ${rate(to.ok - from.ok)} req/sec, errors: ${rate(to.errors - from.errors)} req/sec, timedout: ${rate(to.timedOut - from.timedOut)} req/sec`;

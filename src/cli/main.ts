@@ -15,10 +15,10 @@ function version(): string {
 
 const COMMANDS = {
   simulate: "compare retry strategies against a simulated struggling server (virtual time)",
-  schedule: "show the delays a retry policy sleeps, and seed 001's total delays",
+  schedule: "show the delays a retry policy sleeps, and the total delays of six common strategies",
   run: "run a command and retry it by a policy when it fails",
-  plot: "draw the seeds' backoff and jitter figures, or a policy's delays (SVG and an HTML page)",
-  serve: "run seed 002's slow-under-load server over HTTP on 127.0.0.1",
+  plot: "draw every backoff and jitter strategy, or a policy's delays (SVG and an HTML page)",
+  serve: "run a slow-under-load server over HTTP on 127.0.0.1",
   load: "run real clients that retry against a server, printing ok/error/timeout rates",
 } as const;
 

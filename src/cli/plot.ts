@@ -1,505 +1,45 @@
 /**
- * `robustly plot`: SVG charts (rendered by Vega-Lite and Vega, in Node) that reproduce the seeds' figures:
- * seed 000's backoff strategies and jitter algorithms, seed 002's two delay curves (linear and log scale)
- * and seed 001's total delays; or, given policy flags, the delays of that one policy. An `index.html`
+ * `robustly plot`: SVG charts (rendered by Vega-Lite and Vega, in Node): every backoff strategy and jitter
+ * algorithm, the two delay curves of the overload experiment's client (linear and log scale) and the
+ * total delays of six common retry strategies; or, given policy flags, the delays of that one policy. An `index.html`
  * shows the charts, each with a paragraph saying what it shows.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { TopLevelSpec } from "vega-lite";
-import { toBackoff } from "../backoff/common.js";
-import { backoff as backoffs } from "../backoff/index.js";
-import type { Backoff } from "../backoff/types.js";
-import { type Random, seededRandom } from "../core/random.js";
-import { toJitter } from "../jitter/common.js";
-import { jitter as jitters } from "../jitter/index.js";
-import type { Jitter } from "../jitter/types.js";
-import { DEFAULTS, type RetryOptions } from "../policy/options.js";
-import { delays } from "../retry/delays.js";
+import { seededRandom } from "../core/random.js";
 import { integer, parseCommand } from "./args.js";
+import type { Chart } from "./plot-charts.js";
+import { backoffFigure, jitterFigure, policyFigure, seed001Figure, seed002Figures } from "./plot-figures.js";
 import { POLICY_FLAGS, POLICY_HELP, policyConfig, policyOptions } from "./policy-flags.js";
-import { CHART_CONFIG, escapeHtml, load, renderSpec, STYLE, symlogScale } from "./report.js";
-import { SEED_001_STRATEGIES, schedule } from "./schedule.js";
+import { escapeHtml, htmlPage, load, renderSpec } from "./render.js";
+
+export { CHANGED_COLOR } from "./plot-charts.js";
+export { type PlotRow, plotRows } from "./plot-figures.js";
 
 export const PLOT_HELP = `robustly plot: charts of backoff and jitter strategies (SVG files and an HTML page)
 
 Usage: robustly plot [--out DIR] [--retries N] [--seed S]
        robustly plot [--out DIR] [--retries N] [policy flags | --config FILE]
 
-Without policy flags, writes the seeds' figures:
-  backoff-strategies.svg    every backoff strategy (seed 000: v_base 1 s, v_max 60 s, m 2, L 2 s, p1 2)
-  jitter-strategies.svg     every jitter on seed 000's exponential backoff, one panel each, red where the
-                            jitter changed the delay
-  seed-002-delays.svg       seed 002's two curves (exponential backoff with Jitter 0.1) by attempt number;
-  seed-002-delays-log.svg   the same on a log scale
-  seed-001-totals.svg       seed 001's total delays against max retries 1, 3, 5, 10, 20 (log scale)
+Without policy flags, writes these figures:
+  backoff-strategies.svg    every backoff strategy (v_base 1 s, v_max 60 s, m 2, L 2 s, p1 2)
+  jitter-strategies.svg     every jitter on exponential backoff (v_base 1 s, v_max 60 s, m 2), one panel
+                            each, red where the jitter changed the delay
+  overload-delays.svg       the two delay curves of an overload experiment's client (exponential backoff
+                            with Jitter 0.1) by attempt number;
+  overload-delays-log.svg   the same on a log scale
+  total-delays.svg          six common strategies' total delays against max retries 1, 3, 5, 10, 20 (log scale)
 With policy flags (any but --seed), writes policy.svg: that policy's raw backoff and final delay, red
 where the jitter changed the delay. Either way writes index.html, and prints the paths written.
 
   --out DIR          where to write (default plots; created if missing)
-  --retries N        plot retries x = 0…N (default 10; seed 002's curves show at least 20 attempts)
+  --retries N        plot retries x = 0…N (default 10; the overload curves show at least 20 attempts)
   --seed S           the randomness of jitters and random backoff (default 1): the same charts every time
   -h, --help         this help
 
 ${POLICY_HELP}`;
 
-/** The colour of the points where the jitter changed the delay (seed 000's figure marks them red). */
-export const CHANGED_COLOR = "#d62728";
-const RAW_COLOR = "#9e9e9e";
-const DELAY_COLOR = "#1f77b4";
 const DEFAULT_SEED = 1;
-const SECOND = 1000;
-
-/** One retry of a plotted policy. */
-export interface PlotRow {
-  /** Retries so far (the row number); the horizontal axis. */
-  readonly retry: number;
-  /**
-   * v_x, the raw backoff at the x the policy held before the jitter ran, ms (a decorrelated jitter may
-   * reset that x: this is what the backoff alone would have asked for).
-   */
-  readonly raw: number;
-  /** What the jitter made of it, ms, before scaling. */
-  readonly jittered: number;
-  /** The final delay (jittered × scale), ms. */
-  readonly delay: number;
-  /** The jitter changed the delay: jittered !== raw (for seed 000's decorrelated jitter: it reset x). */
-  readonly changed: boolean;
-}
-
-/** The backoff `options` use, with the library's default. */
-function backoffOf(options: RetryOptions): Backoff {
-  return toBackoff(
-    options.backoff ?? backoffs.exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax }),
-  );
-}
-
-/**
- * The first `count` retries of `options`, from `schedule()` (so the randomness is drawn as `retry` draws
- * it). Where the jitter did not ask the backoff for v_x at the x the policy held (a decorrelated jitter
- * reset x, or AWS's decorrelated jitter never asks), v_x is computed here, drawing on `reference` if the
- * backoff is random.
- */
-export function plotRows(
-  options: RetryOptions,
-  count: number,
-  reference: Random = seededRandom(0),
-): PlotRow[] {
-  const strategy = backoffOf(options);
-  const rows = schedule(options, count);
-  let held = 0;
-  return rows.map((row, retry) => {
-    const raw = row.backoff !== null && row.x === held ? row.backoff : strategy.delay(held, reference);
-    held = row.x + 1;
-    return { retry, raw, jittered: row.jittered, delay: row.delay, changed: row.jittered !== raw };
-  });
-}
-
-/** ms → s, for the axes. */
-const seconds = (ms: number) => ms / SECOND;
-
-/** A chart: its file, what the page says about it, and its Vega-Lite spec. */
-interface Chart {
-  readonly file: string;
-  readonly title: string;
-  /** The paragraph under the chart on the page. */
-  readonly about: string;
-  /** Extra HTML under the paragraph (already escaped). */
-  readonly extra?: string;
-  readonly spec: TopLevelSpec;
-}
-
-const frame = (title: string, subtitle: string) => ({
-  $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-  title: { text: title, subtitle, anchor: "start" as const },
-  background: "white",
-  padding: 12,
-  config: CHART_CONFIG,
-});
-
-const legend = (title: string) => ({
-  title,
-  orient: "right" as const,
-  labelLimit: 0,
-  symbolStrokeWidth: 3,
-});
-
-/** x = 0…n retries, ticked at integers. */
-const retriesAxis = (title: string, from: number, to: number) => ({
-  field: "x",
-  type: "quantitative" as const,
-  title,
-  scale: { domain: [from, to], nice: false },
-  axis: { tickMinStep: 1, format: "d" },
-});
-
-/** One line per series, with a point per value, coloured in legend order. */
-function seriesSpec(options: {
-  title: string;
-  subtitle: string;
-  x: ReturnType<typeof retriesAxis>;
-  y: { title: string; scale?: unknown; axis?: unknown };
-  points: readonly { x: number; y: number; series: string }[];
-  series: readonly string[];
-  colors?: readonly string[];
-  legendTitle: string;
-}): TopLevelSpec {
-  return {
-    ...frame(options.title, options.subtitle),
-    width: 640,
-    height: 340,
-    data: { values: options.points.map((p) => ({ ...p })) },
-    mark: { type: "line", strokeWidth: 2, point: { size: 30 } },
-    encoding: {
-      x: options.x,
-      y: {
-        field: "y",
-        type: "quantitative",
-        title: options.y.title,
-        scale: options.y.scale ?? { zero: true },
-        ...(options.y.axis === undefined ? {} : { axis: options.y.axis }),
-      },
-      color: {
-        field: "series",
-        type: "nominal",
-        scale: {
-          domain: [...options.series],
-          ...(options.colors === undefined ? { scheme: "tableau10" } : { range: [...options.colors] }),
-        },
-        legend: legend(options.legendTitle),
-      },
-    },
-  } as TopLevelSpec;
-}
-
-/**
- * The raw backoff (grey, dashed), the delay (blue) and red points where the jitter changed it, with a
- * legend of the three; `panel` facets by that field, three panels a row.
- */
-function jitterSpec(options: {
-  title: string;
-  subtitle: string;
-  rows: readonly { x: number; raw: number; delay: number; changed: boolean; panel?: string }[];
-  n: number;
-  yTitle: string;
-  labels: readonly [string, string, string];
-  panels?: readonly string[];
-}): TopLevelSpec {
-  const [rawLabel, delayLabel, changedLabel] = options.labels;
-  const x = retriesAxis("retries so far (x)", 0, options.n);
-  const y = (field: string) => ({ field, type: "quantitative" as const, title: options.yTitle });
-  const color = (datum: string) => ({
-    datum,
-    type: "nominal" as const,
-    scale: { domain: [...options.labels], range: [RAW_COLOR, DELAY_COLOR, CHANGED_COLOR] },
-    legend: legend("lines and points"),
-  });
-  const layer = [
-    {
-      name: "raw",
-      mark: { type: "line", strokeWidth: 1.5, strokeDash: [5, 3] },
-      encoding: { x, y: y("raw"), color: color(rawLabel) },
-    },
-    {
-      name: "delay",
-      mark: { type: "line", strokeWidth: 2, point: { size: 18 } },
-      encoding: { x, y: y("delay"), color: color(delayLabel) },
-    },
-    {
-      name: "changed",
-      transform: [{ filter: "datum.changed" }],
-      mark: { type: "point", filled: true, size: 70, opacity: 1 },
-      encoding: {
-        x,
-        y: y("delay"),
-        color: color(changedLabel),
-        description: { field: "label", type: "nominal" },
-      },
-    },
-  ];
-  const values = options.rows.map((r) => ({
-    ...r,
-    label: `${r.panel === undefined ? "" : `${r.panel}: `}jitter changed the delay at x=${r.x}`,
-  }));
-  if (options.panels === undefined) {
-    return {
-      ...frame(options.title, options.subtitle),
-      width: 640,
-      height: 340,
-      data: { values },
-      layer,
-    } as TopLevelSpec;
-  }
-  return {
-    ...frame(options.title, options.subtitle),
-    data: { values },
-    columns: 3,
-    facet: {
-      field: "panel",
-      type: "nominal",
-      sort: [...options.panels],
-      header: { title: null, labelFontSize: 12, labelFontWeight: "bold", labelLimit: 0 },
-    },
-    spec: { width: 250, height: 150, layer },
-    resolve: { axis: { x: "independent", y: "independent" } },
-  } as TopLevelSpec;
-}
-
-/** Seed 000's figure of the backoff strategies: v_base 1 s, v_max 60 s, m 2, L 2 s, p1 2. */
-function backoffFigure(n: number, seed: number): Chart {
-  const base = SECOND;
-  const max = 60 * SECOND;
-  const strategies: { name: string; backoff: Backoff }[] = [
-    { name: "exponential: 1·2^x", backoff: backoffs.exponential({ base, max, multiplier: 2 }) },
-    { name: "linear: 1 + 2x", backoff: backoffs.linear({ base, max, interval: 2 * SECOND }) },
-    { name: "fibonacci: 1 + Fib(x)", backoff: backoffs.fibonacci({ base, max }) },
-    { name: "polynomial: 1 + x^2", backoff: backoffs.polynomial({ base, max, exponents: [2] }) },
-    { name: "random: random(1, 60)", backoff: backoffs.random({ base, max }) },
-    { name: "constant: 1", backoff: backoffs.constant({ base }) },
-    { name: "none: 0", backoff: backoffs.none() },
-  ];
-  const points = strategies.flatMap((s) =>
-    delays({ backoff: s.backoff, jitter: jitters.none(), random: seededRandom(seed) }, n + 1).map((d, x) => ({
-      x,
-      y: seconds(d),
-      series: s.name,
-    })),
-  );
-  const title = "Backoff strategies";
-  return {
-    file: "backoff-strategies.svg",
-    title,
-    about:
-      `Seed 000's figure: the backoff v_x that each strategy computes after x retries, without jitter, with ` +
-      `v_base = 1 s, v_max = 60 s, multiplier m = 2 (exponential), interval L = 2 s (linear) and exponent ` +
-      `p1 = 2 (polynomial); every strategy but constant and none is capped at v_max. Exponential doubles ` +
-      `from 1 s and reaches the 60 s cap at x = 6, polynomial (1 + x²) at x = 8 and fibonacci (1 + Fib(x)) ` +
-      `at x = 11, while linear grows by 2 s a retry; random draws uniformly between v_base and v_max at ` +
-      `every retry (seed ${seed}); constant stays at 1 s and none at 0.`,
-    spec: seriesSpec({
-      title,
-      subtitle: `v_x after x retries, no jitter: v_base = 1 s, v_max = 60 s, m = 2, L = 2 s, p1 = 2 (seed 000's figure)`,
-      x: retriesAxis("retries so far (x)", 0, n),
-      y: { title: "backoff v_x (s)" },
-      points,
-      series: strategies.map((s) => s.name),
-      legendTitle: "backoff strategy",
-    }),
-  };
-}
-
-/** The jitters of seed 000's figure (and the library's other ones), with what each does to v. */
-const FIGURE_JITTERS: readonly { name: string; jitter: () => Jitter }[] = [
-  { name: "none: v", jitter: () => jitters.none() },
-  { name: "full: uniform(0, v)", jitter: () => jitters.full() },
-  { name: "full, choice: choice(0, v)", jitter: () => jitters.full({ mode: "choice" }) },
-  { name: "equal: v/2 + uniform(0, v/2)", jitter: () => jitters.equal() },
-  { name: "equal, choice: v/2 + choice(0, v/2)", jitter: () => jitters.equal({ mode: "choice" }) },
-  { name: "decorrelated: x = choice(0, x)", jitter: () => jitters.decorrelated() },
-  { name: "decorrelatedAws: uniform(1, 3·prev)", jitter: () => jitters.decorrelatedAws() },
-  { name: "normal: v + N(0, 0.1·v)", jitter: () => jitters.normal({ sigma: 0.1 }) },
-  { name: "proportional: v ± 30%", jitter: () => jitters.proportional() },
-];
-
-/** Seed 000's figure of the jitter algorithms on exponential backoff (v_base 1 s, v_max 60 s, m 2). */
-function jitterFigure(n: number, seed: number): Chart {
-  const exponential = backoffs.exponential({ base: SECOND, max: 60 * SECOND, multiplier: 2 });
-  const rows = FIGURE_JITTERS.flatMap((j) =>
-    plotRows({ backoff: exponential, jitter: j.jitter(), random: seededRandom(seed) }, n + 1).map((r) => ({
-      x: r.retry,
-      raw: seconds(r.raw),
-      delay: seconds(r.delay),
-      changed: r.changed,
-      panel: j.name,
-    })),
-  );
-  const title = "Jitter algorithms on exponential backoff";
-  return {
-    file: "jitter-strategies.svg",
-    title,
-    about:
-      `Seed 000's figure: each jitter applied to exponential backoff with v_base = 1 s, v_max = 60 s and ` +
-      `m = 2, one panel per jitter (seed ${seed}). The dashed grey line is the backoff v_x the policy asked ` +
-      `for, the blue line the delay after the jitter, and the red points the retries where the jitter ` +
-      `changed the delay. The "choice" variants are seed 000's formulas (pick one of the two ends), the ` +
-      `others draw uniformly as AWS does; decorrelated resets x to 0 half of the time (red where it did, ` +
-      `and x carries on from there), AWS's decorrelated jitter draws from base to three times the previous ` +
-      `delay, normal adds a normal draw with a standard deviation of 10% (seed 002's Jitter 0.1), and ` +
-      `proportional draws within ±30% of the delay. Delays are capped at v_max before the jitter, so ` +
-      `normal and proportional may go above 60 s.`,
-    spec: jitterSpec({
-      title,
-      subtitle: `v_base = 1 s, v_max = 60 s, m = 2; red: the retries where the jitter changed the delay (seed 000's figure)`,
-      rows,
-      n,
-      yTitle: "delay (s)",
-      labels: ["backoff v_x before the jitter", "delay with the jitter", "the jitter changed the delay"],
-      panels: FIGURE_JITTERS.map((j) => j.name),
-    }),
-  };
-}
-
-/** Seed 002's two curves, as `backoff.exponential` with `jitter.normal({ sigma: 0.1 })`. */
-function seed002Figures(n: number, seed: number): Chart[] {
-  const curves = [
-    {
-      name: "MinDelay 100 ms, Factor 2.7, Jitter 0.1, MaxDelay 10 min",
-      backoff: backoffs.exponential({ base: 100, max: 10 * 60 * SECOND, multiplier: 2.7 }),
-    },
-    {
-      name: "MinDelay 1 sec, Factor 1.5, Jitter 0.1, MaxDelay 5 min",
-      backoff: backoffs.exponential({ base: SECOND, max: 5 * 60 * SECOND, multiplier: 1.5 }),
-    },
-  ];
-  const attempts = Math.max(20, n + 1);
-  const points = curves.flatMap((c) =>
-    delays(
-      { backoff: c.backoff, jitter: jitters.normal({ sigma: 0.1 }), random: seededRandom(seed) },
-      attempts,
-    ).map((d, i) => ({ x: i + 1, y: seconds(d), series: c.name })),
-  );
-  const positive = points.every((p) => p.y > 0);
-  const about = (scale: string) =>
-    `Seed 002's ${scale}: the delay before the next attempt after attempt 1, 2, … ${attempts} fails, for its ` +
-    `two parameter sets: delay = min(MinDelay × Factor^(attempt − 1), MaxDelay) plus a normal draw with a ` +
-    `standard deviation of Jitter × delay (seed ${seed}). The blue curve (Factor 2.7) reaches its 10 min ` +
-    `cap at attempt 10, the green one (Factor 1.5) its 5 min cap at attempt 16; the jitter keeps the ` +
-    `retries of many clients from lining up even once they all sit at the cap.`;
-  const chart = (file: string, log: boolean): Chart => {
-    const title = log ? "Seed 002's retry delays, log scale" : "Seed 002's retry delays";
-    return {
-      file,
-      title,
-      about: about(log ? "graphs on a logarithmic scale" : "graphs"),
-      spec: seriesSpec({
-        title,
-        subtitle: `Exponential backoff with normal jitter (sd 10% of the delay): the delay after each failed attempt${log ? ", log scale" : ""}`,
-        x: retriesAxis("attempt number", 1, attempts),
-        y: log
-          ? positive
-            ? {
-                title: "delay (s, log scale)",
-                scale: { type: "log" },
-                axis: { values: [0.1, 1, 10, 100, 1000] },
-              }
-            : { title: "delay (s, log scale)", ...symlogScale(Math.max(...points.map((p) => p.y))) }
-          : { title: "delay (s)" },
-        points,
-        series: curves.map((c) => c.name),
-        colors: ["#1f77b4", "#2ca02c"],
-        legendTitle: "parameters",
-      }),
-    };
-  };
-  return [chart("seed-002-delays.svg", false), chart("seed-002-delays-log.svg", true)];
-}
-
-const SEED_001_RETRIES = [1, 3, 5, 10, 20] as const;
-
-/** Seed 001's Total Delays table as a chart (and the table itself, for the page). */
-function seed001Figure(): Chart {
-  const totals = SEED_001_STRATEGIES.map((s) => {
-    const all = delays({ backoff: s.backoff, jitter: jitters.none() }, Math.max(...SEED_001_RETRIES));
-    return {
-      name: s.name,
-      totals: SEED_001_RETRIES.map((n) => seconds(all.slice(0, n).reduce((a, b) => a + b, 0))),
-    };
-  });
-  const points = totals.flatMap((t) =>
-    t.totals.map((y, i) => ({ x: SEED_001_RETRIES[i] as number, y, series: t.name })),
-  );
-  const maxY = Math.max(...points.map((p) => p.y));
-  const e = escapeHtml;
-  const format = (s: number) => Number(s.toFixed(3)).toLocaleString("en-US");
-  const table = [
-    "<table>",
-    `<thead><tr><th scope="col">strategy</th>${SEED_001_RETRIES.map((n) => `<th scope="col">${n} ${n === 1 ? "retry" : "retries"}</th>`).join("")}</tr></thead>`,
-    "<tbody>",
-    ...totals.map(
-      (t) => `<tr><td>${e(t.name)}</td>${t.totals.map((s) => `<td>${e(format(s))} s</td>`).join("")}</tr>`,
-    ),
-    "</tbody>",
-    "</table>",
-  ].join("\n");
-  const title = "Seed 001's total delays";
-  return {
-    file: "seed-001-totals.svg",
-    title,
-    about:
-      `Seed 001's "Total Delays" table: the total time slept by a request that fails every attempt, for a ` +
-      `maximum of 1, 3, 5, 10 and 20 retries, under its six strategies (in seconds: constant 1, linear x, ` +
-      `fibonacci Fib(x), quadratic x², exponential 2^x, polynomial x³ for x = 0, 1, …, no cap, no jitter). ` +
-      `The vertical scale is logarithmic (log(1 + y), so the zero totals of a single retry stay on the ` +
-      `axis): after 20 retries constant has slept 20 s, exponential 1,048,575 s, about 12 days.`,
-    extra: table,
-    spec: seriesSpec({
-      title,
-      subtitle: "Total delay slept when every attempt fails, by the maximum number of retries (log scale)",
-      x: {
-        field: "x",
-        type: "quantitative",
-        title: "maximum retries",
-        scale: { domain: [0, 20], nice: false },
-        axis: { values: [...SEED_001_RETRIES], format: "d" } as never,
-      },
-      y: { title: "total delay (s, log scale)", ...symlogScale(maxY) },
-      points,
-      series: totals.map((t) => t.name),
-      legendTitle: "strategy",
-    }),
-  };
-}
-
-/** The chart of the policy the flags describe. */
-function policyFigure(options: RetryOptions, n: number, config: unknown, seed: number): Chart {
-  const rows = plotRows(options, n + 1, seededRandom(seed + 1));
-  const strategy = backoffOf(options);
-  const jitterName = toJitter(options.jitter ?? jitters.full()).name;
-  const largest = Math.max(0, ...rows.flatMap((r) => [r.raw, r.delay]));
-  const inSeconds = largest >= 2 * SECOND;
-  const unit = (ms: number) => (inSeconds ? seconds(ms) : ms);
-  const scaled = (options.scale ?? 1) !== 1;
-  const title = `Retry policy: ${strategy.name} backoff, ${jitterName === "none" ? "no" : jitterName} jitter`;
-  const changed = rows.filter((r) => r.changed).map((r) => r.retry);
-  const e = escapeHtml;
-  const table = [
-    "<table>",
-    '<thead><tr><th scope="col">x</th><th scope="col">backoff v_x (ms)</th><th scope="col">jittered (ms)</th><th scope="col">final delay (ms)</th><th scope="col">jitter changed it</th></tr></thead>',
-    "<tbody>",
-    ...rows.map(
-      (r) =>
-        `<tr><td>${r.retry}</td><td>${e(fixed(r.raw))}</td><td>${e(fixed(r.jittered))}</td><td>${e(fixed(r.delay))}</td><td>${r.changed ? "yes" : "no"}</td></tr>`,
-    ),
-    "</tbody>",
-    "</table>",
-    `<pre>${e(JSON.stringify(config, null, 2))}</pre>`,
-  ].join("\n");
-  return {
-    file: "policy.svg",
-    title,
-    about:
-      `The policy given on the command line (its JSON form is below): the grey dashed line is the backoff ` +
-      `v_x its ${strategy.name} strategy computes after x retries, the blue line the delay actually slept ` +
-      `after the ${jitterName} jitter${scaled ? ` and the scale factor ${options.scale}` : ""}, and the red ` +
-      `points the retries where the jitter changed the delay (${changed.length === 0 ? "none" : `x = ${changed.join(", ")}`}). ` +
-      `Random draws use seed ${seed}; the policy's max retries and max delay do not cut the chart.`,
-    extra: table,
-    spec: jitterSpec({
-      title,
-      subtitle: `The delay before each retry, x = 0…${n}; red: the retries where the jitter changed the delay (seed ${seed})`,
-      rows: rows.map((r) => ({ x: r.retry, raw: unit(r.raw), delay: unit(r.delay), changed: r.changed })),
-      n,
-      yTitle: inSeconds ? "delay (s)" : "delay (ms)",
-      labels: [
-        "backoff v_x",
-        scaled ? `final delay (jittered × ${options.scale})` : "final delay",
-        "the jitter changed the delay",
-      ],
-    }),
-  };
-}
-
-const fixed = (ms: number) => String(Number(ms.toFixed(3)));
 
 function page(title: string, intro: string, charts: readonly Chart[]): string {
   const e = escapeHtml;
@@ -513,26 +53,12 @@ ${c.extra ?? ""}
 </section>`,
     )
     .join("\n");
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${e(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<h1>${e(title)}</h1>
-<p>${e(intro)}</p>
-${figures}
-</body>
-</html>
-`;
+  return htmlPage(title, `<p>${e(intro)}</p>\n${figures}`);
 }
 
 type Values = ReturnType<typeof parse>["values"];
 
-/** Any policy flag but --seed (which also seeds the seeds' figures). */
+/** Any policy flag but --seed (which also seeds the default figures). */
 function policyGiven(values: Values): boolean {
   return Object.keys(POLICY_FLAGS).some(
     (flag) => flag !== "seed" && (values as Record<string, unknown>)[flag] !== undefined,
@@ -567,9 +93,9 @@ export async function runPlot(
     charts = [backoffFigure(n, seed), jitterFigure(n, seed), ...seed002Figures(n, seed), seed001Figure()];
     title = "robustly plot: backoff and jitter strategies";
     intro =
-      "The figures of the seed articles, redrawn from this library's strategies: seed 000 (Software " +
-      "Robustness and Timeout Retry Backoff Paradigms), seed 002 (Exponential Backoff or how not to crash " +
-      "a server) and seed 001 (Retry Strategies for Transient Failures). Times are in seconds.";
+      "Every backoff and jitter strategy, the delay curves of an overload experiment's client and the " +
+      "total delays of six common retry strategies, drawn from this library's strategies. Times are in " +
+      "seconds.";
   }
   const { vega, vegaLite } = await load().catch((cause: unknown) => {
     throw new Error(

@@ -1,6 +1,6 @@
 /**
  * `robustly schedule`: what a policy sleeps before each retry (the raw backoff, the jittered delay, the
- * final delay and the running total), and seed 001's "Total Delays" comparison.
+ * final delay and the running total), and the "Total Delays" comparison of six common retry strategies.
  */
 import { toBackoff } from "../backoff/common.js";
 import { backoff as backoffs } from "../backoff/index.js";
@@ -19,7 +19,7 @@ Usage: robustly schedule [policy flags] [--retries N] [--json]
        robustly schedule --totals [--retries 1,3,5,10,20] [policy flags] [--json]
 
   --retries N        how many retries to show (default 10); the policy's --max-retries does not cut it
-  --totals           seed 001's Total Delays comparison for its six strategies (or the policy given by flags)
+  --totals           the Total Delays of six common retry strategies (or of the policy given by flags)
   --json             print JSON: { "delays": [...], "total": ... } in ms (--totals: every strategy's totals)
   -h, --help         this help
 
@@ -83,7 +83,7 @@ export function schedule(options: RetryOptions, count: number): ScheduleRow[] {
   });
 }
 
-/** Seed 001's six strategies, with the parameters that reproduce its code (it counts in seconds). */
+/** The six retry strategies of the Total Delays comparison, with its parameters (it counts in seconds). */
 export const SEED_001_STRATEGIES: readonly { readonly name: string; readonly backoff: Backoff }[] = [
   { name: "Constant", backoff: backoffs.constant({ base: 1000 }) },
   { name: "Linear", backoff: backoffs.linear({ base: 0, interval: 1000 }) },

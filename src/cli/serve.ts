@@ -1,9 +1,9 @@
 /**
- * `robustly serve`: seed 002's server over real HTTP, on a loopback address only. A request needs
+ * `robustly serve`: the slow-under-load server of the overload experiment over real HTTP, on a loopback address only. A request needs
  * `minDelay` while the concurrency c is at most `limit`, and minDelay × factor^((c − limit) / k) above it,
  * judged afresh every `tick` ms from the concurrency at that moment (`LatencyServer.serviceTime`, the same
  * formula the simulator uses). A request whose client went away is still served and still counts until
- * then, as in the seed's reference server; only the answer is not written.
+ * then, as in the experiment's reference server; only the answer is not written.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { isIPv4 } from "node:net";
@@ -12,7 +12,7 @@ import { OptionError } from "../core/errors.js";
 import { LatencyServer } from "../sim/servers.js";
 import { duration, integer, number, UsageError } from "./args.js";
 
-export const SERVE_HELP = `robustly serve: seed 002's slow-under-load server over HTTP, on a loopback address
+export const SERVE_HELP = `robustly serve: a slow-under-load server over HTTP, on a loopback address
 
 Usage: robustly serve [options]
 
@@ -115,7 +115,7 @@ interface Pending {
   readonly res: ServerResponse;
 }
 
-/** Starts seed 002's server. Resolves once it listens. */
+/** Starts the slow-under-load server. Resolves once it listens. */
 export function startServer(options: ServeOptions = {}): Promise<RunningServer> {
   let o: Required<ServeOptions>;
   try {
@@ -222,7 +222,7 @@ export function startServer(options: ServeOptions = {}): Promise<RunningServer> 
   });
 }
 
-/** "123ms", "2.671s", "2m8.6s": like the seed's Go durations, roughly. */
+/** "123ms", "2.671s", "2m8.6s": like the reference server's Go durations, roughly. */
 export function formatDelay(ms: number): string {
   if (!Number.isFinite(ms)) return "forever";
   if (ms < 1000) return `${Math.round(ms)}ms`;

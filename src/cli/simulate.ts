@@ -29,7 +29,7 @@ Usage: robustly simulate [options]
   --outage START:LENGTH      the server's pause (bare numbers in s; default 20:30); "none" for none
   --think D                  mean think time between a client's requests (default 10s; amplification 100ms)
   --timeout D                per-attempt timeout (bare numbers in ms; default 2000)
-  --server NAME              outage: latency (seed 002's, default), flaky or capacity
+  --server NAME              outage: latency (slow under load, default), flaky or capacity
   --min-delay D --limit N --factor F --k K --tick D --backlog N   the latency server (100ms, 30, 1.05, 15, 50ms, 512)
   --failure P --latency D    the flaky server (0.1, 10ms)
   --capacity N               the capacity server: requests per second (100); latency from --latency (100ms)

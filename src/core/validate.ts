@@ -43,7 +43,7 @@ export function integerAtLeast(option: string, value: unknown, min: number): num
 }
 
 /**
- * A limit where a negative number means "no limit" (seed 000's convention for timeout, max-retries and
+ * A limit where a negative number means "no limit" (the convention for timeout, max-retries and
  * max-elapsed): any finite number, or ±Infinity. `integer` requires whole numbers.
  */
 export function limit(option: string, value: unknown, integer: boolean): number {

@@ -2,7 +2,7 @@ import { OptionError } from "../core/errors.js";
 import { knownKeys } from "../core/validate.js";
 import type { Jitter, JitterFunction, JitterLike } from "./types.js";
 
-/** How full and equal jitter draw: seed 000's sample code and AWS draw uniformly; seed 000's formula picks one end. */
+/** How full and equal jitter draw: uniformly, as AWS's ("Exponential Backoff And Jitter", 2015), or one of the two ends ("choice"). */
 export type JitterMode = "uniform" | "choice";
 
 export function mode(name: string, options: { mode?: JitterMode } | undefined): JitterMode {

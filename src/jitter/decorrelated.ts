@@ -5,7 +5,7 @@ import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js
 import type { Jitter } from "./types.js";
 
 /**
- * Seed 000's decorrelated jitter: x becomes random_choice(0, x), so the backoff "forgets" past retries
+ * Decorrelated jitter, robustly's form: x becomes random_choice(0, x), so the backoff "forgets" past retries
  * half of the time, and the backoff is recomputed with it. The reset x carries on (the next retry uses
  * x + 1); the count held against `maxRetries` is never reset.
  *

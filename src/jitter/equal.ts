@@ -3,12 +3,12 @@ import { type JitterMode, mode } from "./common.js";
 import type { Jitter } from "./types.js";
 
 export interface EqualJitterOptions {
-  /** "uniform" (default): b/2 + uniform(0, b/2), as AWS does. "choice": seed 000's b/2 + random_choice(0, b/2). */
+  /** "uniform" (default): b/2 + uniform(0, b/2), as AWS does. "choice": b/2 + random_choice(0, b/2), one end or the other. */
   mode?: JitterMode;
 }
 
 /**
- * Equal jitter: half the backoff for sure, the other half jittered (AWS Architecture Blog, 2015; seed 000).
+ * Equal jitter: half the backoff for sure, the other half jittered (AWS Architecture Blog, "Exponential Backoff And Jitter", 2015).
  *
  * @example
  * jitter.equal();

@@ -3,13 +3,13 @@ import { type JitterMode, mode } from "./common.js";
 import type { Jitter } from "./types.js";
 
 export interface FullJitterOptions {
-  /** "uniform" (default): uniform(0, b), as AWS and seed 000's sample code do. "choice": seed 000's random_choice(0, b). */
+  /** "uniform" (default): uniform(0, b), as AWS does. "choice": random_choice(0, b), 0 or b. */
   mode?: JitterMode;
 }
 
 /**
  * Full jitter: uniform(0, backoff) (AWS Architecture Blog, "Exponential Backoff And Jitter", 2015), or
- * seed 000's literal random_choice(0, backoff) with `mode: "choice"`.
+ * random_choice(0, backoff), one end or the other, with `mode: "choice"`.
  *
  * @example
  * jitter.full();

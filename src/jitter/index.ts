@@ -1,5 +1,5 @@
 /**
- * Jitter strategies (seed 000's `apply_jitter`), one file each.
+ * Jitter strategies, one file each.
  */
 import { markFactories } from "./common.js";
 import { decorrelated, decorrelatedAws } from "./decorrelated.js";

@@ -1,7 +1,7 @@
 import type { Jitter } from "./types.js";
 
 /**
- * No jitter, seed 000: jittered_backoff = backoff.
+ * No jitter: the delay is the backoff.
  *
  * @example
  * jitter.none();

@@ -5,17 +5,17 @@ import { finiteAtLeast, knownKeys } from "../core/validate.js";
 import type { Jitter } from "./types.js";
 
 export interface NormalJitterOptions {
-  /** The standard deviation as a fraction of the delay. Default 0.1 (seed 002's Jitter). */
+  /** The standard deviation as a fraction of the delay. Default 0.1. */
   sigma?: number;
   /**
-   * The standard deviation in ms, the same for every delay, instead of `sigma`: seed 002's reference client
-   * adds N(0, 0.1 s) whatever the delay (`stddev: 100`).
+   * The standard deviation in ms, the same for every delay, instead of `sigma`: the reference client of the
+   * overload experiment adds N(0, 0.1 s) whatever the delay (`stddev: 100`).
    */
   stddev?: number;
 }
 
 /**
- * Normally distributed jitter, seed 002: d + N(0, sigma × d), or d + N(0, stddev) with `stddev`, never
+ * Normally distributed jitter: d + N(0, sigma × d), or d + N(0, stddev) with `stddev`, never
  * below 0. The normal draw is Box–Muller's.
  *
  * @example

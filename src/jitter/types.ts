@@ -13,7 +13,7 @@ export interface JitterInput {
   readonly previous: number | undefined;
 }
 
-/** A jitter's answer when it also changed x (seed 000's apply_jitter may modify the retry count). */
+/** A jitter's answer when it also changed x (a jitter may change the retry count the backoff sees). */
 export interface JitterResult {
   /** The jittered delay in ms, before scaling. */
   readonly delay: number;
@@ -22,7 +22,7 @@ export interface JitterResult {
 }
 
 /**
- * A jitter strategy: seed 000's `apply_jitter`. Given the backoff and x, returns the jittered delay (or a
+ * A jitter strategy: given the backoff and x, returns the jittered delay (or a
  * `JitterResult` when it changes x). Pure apart from drawing on `input.random`.
  *
  * @example

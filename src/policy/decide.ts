@@ -1,5 +1,5 @@
 /**
- * Seed 000's retry_allowed: given a failed attempt's error, decide whether to retry and, if so, after
+ * Whether a retry is allowed: given a failed attempt's error, decide whether to retry and, if so, after
  * which delay. Pure apart from drawing on `random` and advancing the call's `PolicyState`s.
  */
 import { MAX_TIMER_DELAY } from "../core/clock.js";
@@ -19,7 +19,7 @@ export interface Decision {
 
 /**
  * The retry-policy state of one call: one `PolicyState` per policy (the rules, then the top level).
- * A new call starts a new one, which is seed 000's new_access.
+ * A new call starts a new one: every access begins afresh.
  */
 export class RetryState {
   readonly #policies: readonly ResolvedPolicy[];

@@ -1,5 +1,5 @@
 /**
- * One retry's delay: backoff → jitter → scale (seed 000's calculate_backoff, apply_jitter, scale_backoff).
+ * One retry's delay: backoff → jitter → scale (the backoff strategy's delay, the jitter, the scaling factor).
  */
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import type { Random } from "../core/random.js";
@@ -7,7 +7,7 @@ import { clampDelay } from "../core/validate.js";
 import type { ResolvedPolicy } from "./options.js";
 
 /**
- * The state one policy keeps during one call (seed 000's retry-policy state): how many retries it has
+ * The state one policy keeps during one call: how many retries it has
  * granted, the x its backoff continues from, and its previous jittered delay.
  */
 export interface PolicyState {

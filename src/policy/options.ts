@@ -79,9 +79,9 @@ export interface RetryStepOptions<T = unknown> extends RetryPolicy {
   retryOnResult?: (value: T) => boolean;
   /** Policies for specific errors, first match wins; errors no rule matches fall to the top-level policy. */
   rules?: readonly RetryRule[];
-  /** Called once when an attempt succeeds (seed 000's on_success); the `success` event's short form. */
+  /** Called once when an attempt succeeds; the `success` event's short form. */
   onSuccess?: (value: T) => void;
-  /** Called after every failed attempt, the last one too (seed 000's on_error); `retries` = retries so far. */
+  /** Called after every failed attempt, the last one too; `retries` = retries so far. */
   onError?: (error: unknown, retries: number) => void;
   /** Called before each backoff sleep; the `retry` event's short form. */
   onRetry?: (event: RetryEvent) => void;

@@ -1,5 +1,5 @@
 /**
- * One call of the retry step (seed 000's access_wrapper loop), written with callbacks rather than
+ * One call of the retry step (the access wrapper's loop), written with callbacks rather than
  * `await`: run the rest of the pipeline for an attempt, classify the outcome, ask the policy, compute the
  * delay, sleep on the clock, again.
  *

@@ -127,7 +127,7 @@ export function retry<T>(
 }
 
 /**
- * Seed 000's access_wrapper: returns a function that calls `operation(context, ...args)` under `options`.
+ * The access wrapper: returns a function that calls `operation(context, ...args)` under `options`.
  * The options are checked once, here; a bad one throws at once.
  *
  * @example

@@ -16,12 +16,12 @@ import { DEFAULTS, type RetryPolicy } from "../policy/options.js";
 export interface Strategy {
   readonly name: string;
   readonly description: string;
-  /** Where the policy comes from (a seed, a library's documented defaults). */
+  /** Where the policy comes from (an experiment, a library's documented defaults). */
   readonly source: string;
   readonly policy: RetryPolicy;
   /**
    * A controller that all clients of one run share (made afresh for each run): it is the policy's backoff,
-   * and each client also waits its current delay after a success, as seed 003's workers do.
+   * and each client also waits its current delay after a success, as the shared pacing controller's workers do.
    */
   readonly shared?: (clock: Clock, random: Random) => ResponsiveBackoff;
   /** A retry budget or a circuit breaker that all clients of one run share (made afresh for each run). */
@@ -75,13 +75,14 @@ export const OUTAGE_STRATEGIES: readonly Strategy[] = [
   {
     name: "fixed",
     description: "retry every 100 ms, forever",
-    source: "seed 002: the client's simple backoff delay of 100 ms",
+    source: "the overload experiment's reference client: its simple backoff delay of 100 ms",
     policy: { maxRetries: -1, backoff: backoff.constant({ base: 100 }), jitter: jitter.none() },
   },
   {
     name: "exponential",
     description: "exponential from 100 ms, factor e, cap 5 min, normal jitter 0.1 s, forever",
-    source: "seed 002: its exponential client (min 100 ms, max 5 min, factor 2.71828, jitter N(0, 0.1 s))",
+    source:
+      "the overload experiment's exponential client (min 100 ms, max 5 min, factor 2.71828, jitter N(0, 0.1 s))",
     policy: {
       maxRetries: -1,
       backoff: backoff.exponential({ base: 100, max: 300_000, multiplier: Math.E }),
@@ -145,7 +146,7 @@ export const OUTAGE_WITH_GUARDS: readonly Strategy[] = [
   ...guarded(OUTAGE_STRATEGIES.find((s) => s.name === "robustly") as Strategy),
 ];
 
-/** Seed 000 and AWS's experiment: base 5 ms, cap 2 s, retries until the write lands. */
+/** AWS's experiment ("Exponential Backoff And Jitter", 2015): base 5 ms, cap 2 s, retries until the write lands. */
 const contention = (b: RetryPolicy["backoff"], j: RetryPolicy["jitter"]): RetryPolicy => ({
   maxRetries: -1,
   backoff: b,
@@ -181,8 +182,8 @@ export const CONTENTION_STRATEGIES: readonly Strategy[] = [
   },
   {
     name: "decorrelated-jitter",
-    description: "exponential, seed 000's decorrelated jitter: x reset to 0 half the time",
-    source: "seed 000",
+    description: "exponential, robustly's decorrelated jitter: x reset to 0 half the time",
+    source: "robustly's jitter.decorrelated()",
     policy: contention(exp5, jitter.decorrelated()),
   },
   {
@@ -246,8 +247,8 @@ export const THROTTLED_STRATEGIES: readonly Strategy[] = [
   {
     name: "responsive",
     description:
-      "one ResponsiveBackoff shared by every worker, seed 003 exactly (its defaults, initial 10 ms): every failure raises the delay; a worker waits the delay after each write",
-    source: "seed 003",
+      "one ResponsiveBackoff shared by every worker, as the shared pacing controller is (its defaults, initial 10 ms): every failure raises the delay; a worker waits the delay after each write",
+    source: "the shared pacing controller (an adaptive backoff shared by every worker)",
     policy: { maxRetries: -1, jitter: jitter.none() },
     shared: (clock, random) => new ResponsiveBackoff({ clock, random, base: 10 }),
   },
@@ -255,7 +256,7 @@ export const THROTTLED_STRATEGIES: readonly Strategy[] = [
     name: "responsive-coalesced",
     description:
       "the same, with coalesce: the failures of one burst (within the current delay of the last raise) raise the delay once",
-    source: "seed 003, plus robustly's coalesce option",
+    source: "the shared pacing controller, plus robustly's coalesce option",
     policy: { maxRetries: -1, jitter: jitter.none() },
     shared: (clock, random) => new ResponsiveBackoff({ clock, random, base: 10, coalesce: true }),
   },

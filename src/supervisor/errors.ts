@@ -4,8 +4,8 @@
  */
 
 /**
- * `maxPending` was exceeded and this message was the oldest waiting one, so it was dropped (seed 004's
- * bounded buffer, "in LRU fashion"). It may have been delivered before (and crashed its worker), never after.
+ * `maxPending` was exceeded and this message was the oldest waiting one, so it was dropped (a bounded
+ * buffer drops its oldest first). It may have been delivered before (and crashed its worker), never after.
  */
 export class MessageDroppedError<M = unknown> extends Error {
   override readonly name = "MessageDroppedError";
@@ -44,7 +44,7 @@ export class MessageDeadLetteredError<M = unknown> extends Error {
 
 /**
  * The supervisor gave up on the worker that held this message: it crashed more than `maxRestarts` times
- * within `restartWindow` (seed 004's "truncated" retries). `cause` is the last crash's.
+ * within `restartWindow` (Akka's maxNrOfRetries within withinTimeRange). `cause` is the last crash's.
  */
 export class SupervisorGaveUpError extends Error {
   override readonly name = "SupervisorGaveUpError";

@@ -1,6 +1,6 @@
 /**
- * One worker's messages in the order they were sent: seed 004's `possiblyFailed` vector, every message not
- * yet answered. Delivery takes them in order, so the delivered ones are always a prefix; a crash puts that
+ * One worker's messages in the order they were sent: every message not yet answered, any of which may
+ * have failed. Delivery takes them in order, so the delivered ones are always a prefix; a crash puts that
  * prefix back, and the next delivery starts again from the oldest, keeping the original order.
  */
 

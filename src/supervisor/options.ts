@@ -18,7 +18,7 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
   instances: 1,
   strategy: "one-for-one" as RestartStrategy,
   concurrency: 1,
-  /** Seed 004's BackOffSender defaults: slotTime 10 millis, ceiling 10, stayAtCeiling false. */
+  /** The backoff between restarts: slot 10 ms, ceiling 10, stayAtCeiling false (Ethernet's truncated binary exponential backoff, scaled down). */
   slot: 10,
   ceiling: 10,
   maxPending: 1000,

@@ -1,6 +1,6 @@
 /**
- * The wire protocol between a supervisor and a thread or process worker (seed 004's BackOffProtocol:
- * `TrackedMsg` out, `Sent(id)` back, here with the reply attached). Every message carries the `robustly`
+ * The wire protocol between a supervisor and a thread or process worker: each message out with its id,
+ * its id back once handled, with the reply attached. Every message carries the `robustly`
  * tag, so that a worker script may use the same channel for its own messages. This file imports nothing:
  * the worker side (`serve.ts`) loads it inside every worker.
  */

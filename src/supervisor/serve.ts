@@ -1,6 +1,6 @@
 /**
  * The worker side of a thread or process worker: `serveWorker(handler)` in the worker script speaks the
- * protocol to the supervisor (seed 004's DangerousActor, which answers `Sent(id)` once it handled a message).
+ * protocol to the supervisor: it answers each message, by id, once it has handled it.
  * This file imports only Node and `protocol.ts`, so that every worker loads little.
  */
 import { isMainThread, parentPort } from "node:worker_threads";

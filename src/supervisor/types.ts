@@ -18,7 +18,7 @@ export interface Delivery {
 
 /**
  * Handles one message. Returning (or resolving) is the acknowledgement, and the value is the sender's reply.
- * Throwing (or rejecting) crashes the worker ("let it crash", seed 004): it is stopped, restarted after a
+ * Throwing (or rejecting) crashes the worker ("let it crash", as in Erlang and Akka): it is stopped, restarted after a
  * backoff, and every unacknowledged message is delivered again. Throw a `PermanentError` instead to fail
  * this one message for its sender without a crash: the sender's promise rejects with its `cause` (or the
  * `PermanentError` itself when it has none), and the message counts as acknowledged.
@@ -82,7 +82,7 @@ export interface WorkerFactory<M, R> {
   start(context: WorkerStartContext<R>): WorkerHandle<M>;
 }
 
-/** How a group restarts: only the worker that crashed, or all of them (Akka's OneForOne and AllForOne strategies, seed 004). */
+/** How a group restarts: only the worker that crashed, or all of them (Akka's OneForOne and AllForOne strategies). */
 export type RestartStrategy = "one-for-one" | "all-for-one";
 
 /** Everything `supervise` accepts. All times are in milliseconds. */
@@ -109,7 +109,7 @@ export interface SuperviseOptions<M, R> {
   concurrency?: number;
   /**
    * The delay before each restart, from the restarts since the last acknowledgement (which resets it).
-   * Default seed 004's truncated binary exponential backoff: `backoff.slotted({ slot: 10, ceiling: 10 })`.
+   * Default: truncated binary exponential backoff, as Ethernet's, `backoff.slotted({ slot: 10, ceiling: 10 })`.
    */
   backoff?: BackoffLike;
   /**

@@ -1,0 +1,59 @@
+/**
+ * `CircuitBreaker.execute`: one call through a breaker, as a promise, with the caller's abort.
+ */
+import { watchAbort } from "../core/abort.js";
+
+/** What `executeThrough` needs of a breaker. */
+export interface Acquirable {
+  acquire(): void;
+  release(): void;
+  settle(error: unknown, failed: boolean): void;
+}
+
+/**
+ * Runs `fn` through `breaker`: refused at once while `acquire()` throws; its outcome is settled exactly
+ * once. With a `signal`, an abort rejects at once with its reason and is released, counting as nothing.
+ */
+export function executeThrough<T>(
+  breaker: Acquirable,
+  fn: (signal?: AbortSignal) => T | PromiseLike<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  try {
+    breaker.acquire();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    let done = false;
+    const unwatch =
+      signal === undefined
+        ? undefined
+        : watchAbort(signal, () => {
+            if (done) return;
+            done = true;
+            breaker.release();
+            reject(signal.reason);
+          });
+    const end = (error: unknown, failed: boolean, value?: T) => {
+      if (done) return;
+      done = true;
+      unwatch?.();
+      breaker.settle(error, failed);
+      if (failed) reject(error);
+      else resolve(value as T);
+    };
+    let result: T | PromiseLike<T>;
+    try {
+      result = fn(signal);
+    } catch (error) {
+      end(error, true);
+      return;
+    }
+    Promise.resolve(result).then(
+      (value) => end(undefined, false, value),
+      (error) => end(error, true),
+    );
+  });
+}

@@ -1,0 +1,289 @@
+/**
+ * The charts of a simulation's report: one line per strategy, by scenario, as Vega-Lite specs.
+ */
+import type { TopLevelSpec } from "vega-lite";
+import type { RunResult, SimulationResult } from "../sim/simulate.js";
+import { CHART_CONFIG, renderSpec, symlogScale, type Vega, type VegaLite } from "./render.js";
+
+/** One point of one line. */
+interface Point {
+  readonly x: number;
+  readonly y: number | null;
+  readonly series: string;
+}
+
+/** A chart of one line per series, as the report draws them all. */
+export interface LineChart {
+  readonly file: string;
+  readonly title: string;
+  readonly subtitle: string;
+  readonly x: { readonly title: string; readonly domain?: readonly [number, number] };
+  readonly y: { readonly title: string; readonly log?: boolean };
+  readonly points: readonly Point[];
+  /** The series, in legend order. */
+  readonly series: readonly string[];
+  /** A shaded window along x (the outage), in x units. */
+  readonly shade?: { readonly start: number; readonly end: number; readonly label: string } | null;
+  /** Mark each data point (for charts with few points along x). */
+  readonly dots?: boolean;
+}
+
+const SHADE_COLOR = "#9e9e9e";
+
+/** The Vega-Lite spec of a chart. */
+function lineSpec(chart: LineChart): TopLevelSpec {
+  const maxY = Math.max(1, ...chart.points.map((p) => p.y ?? 0));
+  const y = chart.y.log ? symlogScale(maxY) : { scale: { zero: true } };
+  const x = {
+    type: "quantitative" as const,
+    title: chart.x.title,
+    ...(chart.x.domain === undefined ? {} : { scale: { domain: [...chart.x.domain], nice: false } }),
+  };
+  const layers: unknown[] = [];
+  if (chart.shade !== undefined && chart.shade !== null) {
+    const window = [{ start: chart.shade.start, end: chart.shade.end, label: chart.shade.label }];
+    layers.push(
+      {
+        name: "outage",
+        data: { values: window },
+        mark: { type: "rect", color: SHADE_COLOR, opacity: 0.25 },
+        encoding: { x: { ...x, field: "start" }, x2: { field: "end" } },
+      },
+      {
+        name: "outage_label",
+        data: { values: window },
+        mark: { type: "text", align: "left", baseline: "top", dx: 4, dy: 4, color: "#555", fontSize: 11 },
+        encoding: { x: { ...x, field: "start" }, y: { value: 0 }, text: { field: "label" } },
+      },
+    );
+  }
+  layers.push({
+    name: "lines",
+    data: { values: chart.points },
+    mark: { type: "line", strokeWidth: 1.75, point: chart.dots === true },
+    encoding: {
+      x: { ...x, field: "x" },
+      y: { field: "y", type: "quantitative", title: chart.y.title, ...y },
+      color: {
+        field: "series",
+        type: "nominal",
+        title: "strategy",
+        scale: { domain: [...chart.series], scheme: chart.series.length > 10 ? "tableau20" : "tableau10" },
+        legend: { orient: "right", labelLimit: 400, symbolStrokeWidth: 3 },
+      },
+    },
+  });
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: { text: chart.title, subtitle: chart.subtitle, anchor: "start" },
+    width: 640,
+    height: 320,
+    background: "white",
+    padding: 12,
+    config: CHART_CONFIG,
+    layer: layers,
+  } as TopLevelSpec;
+}
+
+/** Renders a chart to SVG text. */
+export async function render(vega: Vega, vegaLite: VegaLite, chart: LineChart): Promise<string> {
+  return renderSpec(vega, vegaLite, lineSpec(chart));
+}
+
+/** The series label of a run: its strategy, with its client count when runs differ in client count. */
+function labeller(runs: readonly RunResult[], xIsClients: boolean): (run: RunResult) => string {
+  const clientsVary = new Set(runs.map((r) => r.clients)).size > 1;
+  return (run) => (clientsVary && !xIsClients ? `${run.strategy} (${run.clients} clients)` : run.strategy);
+}
+
+const unique = (values: readonly string[]) => [...new Set(values)];
+
+const secondsText = (ms: number) => `${Number((ms / 1000).toFixed(3))}`;
+
+/** What the charts of every scenario say under their titles, and the parameters they read. */
+interface ChartContext {
+  readonly runs: readonly RunResult[];
+  readonly p: {
+    duration?: number;
+    outage?: { start: number; length: number } | null;
+    server?: string;
+  };
+  /** The scenario, the seed, the server: the start of every subtitle. */
+  readonly context: readonly string[];
+}
+
+/** The charts of a result, by scenario. */
+export function charts(result: SimulationResult): LineChart[] {
+  const p = result.parameters as ChartContext["p"];
+  const context = [`${result.scenario} scenario`, `seed ${result.seed}`];
+  if (p.server !== undefined) context.push(`server ${p.server}`);
+  const c: ChartContext = { runs: result.runs, p, context };
+  switch (result.scenario) {
+    case "outage":
+    case "metastable":
+      return timeCharts(c, result.scenario);
+    case "contention":
+      return contentionCharts(c);
+    case "amplification":
+      return amplificationCharts(c);
+    case "throttled-store":
+      return throttledCharts(c);
+    default: {
+      const never: never = result.scenario;
+      throw new Error(`no report for the scenario ${String(never)}`);
+    }
+  }
+}
+
+/** The outage and metastable scenarios: concurrency, goodput and timeouts over time, the outage shaded. */
+function timeCharts({ runs, p, context }: ChartContext, prefix: string): LineChart[] {
+  const label = labeller(runs, false);
+  const series = unique(runs.map(label));
+  const outage = p.outage ?? null;
+  const shade =
+    outage === null
+      ? null
+      : { start: outage.start / 1000, end: (outage.start + outage.length) / 1000, label: "outage" };
+  const subtitle = [
+    ...context,
+    ...(outage === null
+      ? ["no outage"]
+      : [`grey: outage ${secondsText(outage.start)}–${secondsText(outage.start + outage.length)} s`]),
+  ].join(" · ");
+  const seconds = Math.max(0, ...runs.map((r) => r.series.length));
+  const domain: [number, number] = [0, p.duration === undefined ? seconds : p.duration / 1000];
+  const over = (value: (s: RunResult["series"][number]) => number) =>
+    runs.flatMap((r) => r.series.map((s) => ({ x: s.t, y: value(s), series: label(r) })));
+  const time = { title: "time (s)", domain };
+  return [
+    {
+      file: `${prefix}-concurrency.svg`,
+      title: "Server concurrency",
+      subtitle,
+      x: time,
+      y: { title: "requests in the server (log scale)", log: true },
+      points: over((s) => s.concurrency),
+      series,
+      shade,
+    },
+    {
+      file: `${prefix}-goodput.svg`,
+      title: "Goodput",
+      subtitle,
+      x: time,
+      y: { title: "successes per second" },
+      points: over((s) => s.successes),
+      series,
+      shade,
+    },
+    {
+      file: `${prefix}-timeouts.svg`,
+      title: "Timeouts",
+      subtitle,
+      x: time,
+      y: { title: "timeouts per second" },
+      points: over((s) => s.timeouts),
+      series,
+      shade,
+    },
+  ];
+}
+
+/** The contention scenario: writes and completion time by client count. */
+function contentionCharts({ runs, context }: ChartContext): LineChart[] {
+  const label = labeller(runs, true);
+  const series = unique(runs.map(label));
+  const subtitle = [...context, "each client makes one read-then-write request"].join(" · ");
+  const by = (value: (r: RunResult) => number | null) =>
+    runs.map((r) => ({ x: r.clients, y: value(r), series: label(r) }));
+  return [
+    {
+      file: "contention-work.svg",
+      title: "Writes to the store",
+      subtitle,
+      x: { title: "clients" },
+      y: { title: "writes" },
+      points: by((r) => r.work),
+      series,
+      dots: true,
+    },
+    {
+      file: "contention-completion.svg",
+      title: "Completion time",
+      subtitle,
+      x: { title: "clients" },
+      y: { title: "mean completion time (ms)" },
+      points: by((r) => r.completionTime),
+      series,
+      dots: true,
+    },
+  ];
+}
+
+/** The amplification scenario: attempts per request and server work by failure probability. */
+function amplificationCharts({ runs, context }: ChartContext): LineChart[] {
+  const label = labeller(runs, false);
+  const series = unique(runs.map(label));
+  const subtitle = context.join(" · ");
+  const by = (value: (r: RunResult) => number | null) =>
+    runs.map((r) => ({ x: r.failureProbability ?? 0, y: value(r), series: label(r) }));
+  const x = { title: "failure probability", domain: [0, 1] as [number, number] };
+  return [
+    {
+      file: "amplification-attempts.svg",
+      title: "Amplification",
+      subtitle,
+      x,
+      y: { title: "attempts per request" },
+      points: by((r) => r.amplification),
+      series,
+      dots: true,
+    },
+    {
+      file: "amplification-work.svg",
+      title: "Server work",
+      subtitle,
+      x,
+      y: { title: "requests handled by the server" },
+      points: by((r) => r.work),
+      series,
+      dots: true,
+    },
+  ];
+}
+
+/** The throttled-store scenario: writes accepted against the capacity, and writes refused, over time. */
+function throttledCharts({ runs, p, context }: ChartContext): LineChart[] {
+  const label = labeller(runs, false);
+  // The capacity is the same in every run only until throttling differs; draw each run's own.
+  const series = unique([...runs.map(label), ...runs.map((r) => `${label(r)}: capacity`)]);
+  const subtitle = [...context, "dashed lines of the same colour: the store's provisioned capacity"].join(
+    " · ",
+  );
+  const seconds = Math.max(0, ...runs.map((r) => r.series.length));
+  const end = Math.max(0, ...runs.map((r) => (r.batchTime ?? p.duration ?? seconds * 1000) / 1000));
+  const time = { title: "time (s)", domain: [0, Math.ceil(end)] as [number, number] };
+  return [
+    {
+      file: "throttled-writes.svg",
+      title: "Writes accepted against capacity",
+      subtitle,
+      x: time,
+      y: { title: "writes per second" },
+      points: runs.flatMap((r) => [
+        ...r.series.map((s) => ({ x: s.t, y: s.successes, series: label(r) })),
+        ...r.series.map((s) => ({ x: s.t, y: s.capacity ?? null, series: `${label(r)}: capacity` })),
+      ]),
+      series,
+    },
+    {
+      file: "throttled-rejections.svg",
+      title: "Writes refused",
+      subtitle: context.join(" · "),
+      x: time,
+      y: { title: "throttled writes per second" },
+      points: runs.flatMap((r) => r.series.map((s) => ({ x: s.t, y: s.errors, series: label(r) }))),
+      series: unique(runs.map(label)),
+    },
+  ];
+}

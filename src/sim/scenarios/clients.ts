@@ -1,0 +1,204 @@
+/**
+ * The pieces the scenarios with a population of clients share: the clients themselves (each a retry
+ * pipeline on the simulation's clock), the server they call, the samples taken every second and the
+ * judgement of recovery after an outage.
+ */
+import { TimeoutError } from "../../core/errors.js";
+import { settleWith } from "../../core/invoke.js";
+import type { Random } from "../../core/random.js";
+import { Scope } from "../../pipeline/context.js";
+import type { Pipeline } from "../../pipeline/pipeline.js";
+import { retryPipeline } from "../../retry/retry.js";
+import { Simulation } from "../engine.js";
+import { Recorder, recovery } from "../metrics.js";
+import { CapacityServer, FlakyServer, LatencyServer } from "../servers.js";
+import type { Strategy } from "../strategies.js";
+import type { Resolved, Run, ServerKind, Single } from "./scenario.js";
+
+/** An exponentially distributed draw with the given mean (inverse transform). */
+function exponentialDraw(random: Random, mean: number): number {
+  return -Math.log(1 - random()) * mean;
+}
+
+interface Population {
+  clients: number;
+  /** Mean think time before each request, ms; 0 with `once` starts every client at t = 0. */
+  think: number;
+  /** Each client makes one logical request and stops. */
+  once: boolean;
+  /**
+   * Open loop: a client starts its next request a think time after starting the last one, whether or not
+   * that one has finished (a steady offered rate). Closed loop (the overload experiment's reference
+   * client): after it finishes.
+   */
+  openLoop: boolean;
+  timeout: number;
+  strategy: Strategy;
+  operation: () => PromiseLike<unknown>;
+}
+
+/** Starts `clients` simulated clients, each calling the retry loop with the strategy's policy. */
+function populate(sim: Simulation, recorder: Recorder, p: Population): void {
+  // A simulated client is a pipeline on the simulation's clock, the very one `retry` builds.
+  const client = retryPipeline<unknown>({
+    ...p.strategy.policy,
+    ...p.strategy.guards?.(sim.clock, sim.random),
+    timeout: p.timeout,
+    onError: (error) => {
+      if (error instanceof TimeoutError) recorder.timedOut(sim.now);
+    },
+  });
+  const operation = () => {
+    recorder.attempts += 1;
+    return p.operation();
+  };
+  const start = () => {
+    const started = sim.now;
+    recorder.started += 1;
+    const closedLoop = !p.once && !p.openLoop;
+    if (p.openLoop) sim.after(exponentialDraw(sim.random, p.think), start);
+    const finish = (ok: boolean) => {
+      if (ok) recorder.succeeded += 1;
+      else recorder.failed += 1;
+      recorder.completionTotal += sim.now - started;
+      if (closedLoop) sim.after(exponentialDraw(sim.random, p.think), start);
+    };
+    runOnSimulation(
+      client,
+      operation,
+      sim,
+      () => finish(true),
+      () => finish(false),
+    );
+  };
+  for (let i = 0; i < p.clients; i++) {
+    if (p.once) sim.after(0, start);
+    else sim.after(exponentialDraw(sim.random, p.think), start);
+  }
+}
+
+/**
+ * Runs one call of `client` on the simulation's clock and randomness. The simulated operations settle
+ * synchronously, and so do the steps over them: the outcome is reported before this returns to the event
+ * loop, with no microtask in between.
+ */
+export function runOnSimulation(
+  client: Pipeline,
+  operation: () => PromiseLike<unknown>,
+  sim: Simulation,
+  onValue: () => void,
+  onError: () => void,
+): void {
+  const scope = new Scope(sim.clock, sim.random);
+  let result: unknown;
+  try {
+    result = client.execute(operation, scope);
+  } catch {
+    onError();
+    return;
+  }
+  settleWith(result, onValue, onError);
+}
+
+/** Samples the server's concurrency at the end of every second. */
+function sampleEverySecond(
+  sim: Simulation,
+  recorder: Recorder,
+  server: { readonly concurrency: number },
+): void {
+  const sample = () => {
+    recorder.sampleConcurrency(sim.now - 0.5, server.concurrency);
+    if (sim.now + 1000 <= recorder.seconds * 1000) sim.after(1000, sample);
+  };
+  sim.after(1000, sample);
+}
+
+/** What the clients of a scenario call, and how. */
+export interface Target {
+  readonly server: { readonly concurrency: number };
+  readonly operation: () => PromiseLike<unknown>;
+  /** Each client makes one logical request, at t = 0, and stops. */
+  readonly once?: boolean;
+  readonly openLoop: boolean;
+  readonly think: number;
+  readonly timeout: number;
+}
+
+/**
+ * One run of a population of clients against the target `setup` makes, and, with `judged`, whether and
+ * when goodput came back after the outage.
+ */
+export function runClients(
+  r: Resolved,
+  run: Run,
+  setup: (sim: Simulation, recorder: Recorder) => Target,
+  judged: boolean,
+): Single {
+  const sim = new Simulation(run.seed);
+  const recorder = new Recorder(r.duration);
+  const t = setup(sim, recorder);
+  populate(sim, recorder, {
+    clients: run.clients,
+    think: t.think,
+    once: t.once ?? false,
+    openLoop: t.openLoop,
+    timeout: t.timeout,
+    strategy: run.strategy,
+    operation: t.operation,
+  });
+  sampleEverySecond(sim, recorder, t.server);
+  sim.run(r.duration, (now) => run.onSlice(now / r.duration), 5000);
+  let recovered: boolean | null = null;
+  let recoveryTime: number | null = null;
+  let baseline: number | null = null;
+  if (judged && r.outage !== null) {
+    const startS = Math.floor(r.outage.start / 1000);
+    const endS = Math.ceil((r.outage.start + r.outage.length) / 1000);
+    const warmupS = Math.min(10, Math.floor(startS / 2));
+    const judgement = recovery(recorder.successes, warmupS, startS, endS);
+    recovered = judgement.recovered;
+    recoveryTime = judgement.recoveryTimeMs;
+    baseline = judgement.baseline;
+  }
+  return {
+    recorder,
+    events: sim.events,
+    recovered,
+    recoveryTime,
+    baseline,
+    batchTime: null,
+    capacityUse: null,
+  };
+}
+
+/**
+ * A server of `kind` for the clients to call: the capacity and latency servers pause for the outage, the
+ * flaky one fails with `failureProbability` (its own option's when null).
+ */
+export function serverTarget(
+  kind: ServerKind,
+  r: Resolved,
+  failureProbability: number | null,
+  openLoop: boolean,
+): (sim: Simulation, recorder: Recorder) => Target {
+  return (sim, recorder) => {
+    const pause =
+      r.outage === null ? undefined : { start: r.outage.start, end: r.outage.start + r.outage.length };
+    const made =
+      kind === "flaky"
+        ? new FlakyServer(sim, recorder, r.timeout, {
+            ...r.flakyServer,
+            failureProbability: failureProbability ?? r.flakyServer.failureProbability,
+          })
+        : kind === "capacity"
+          ? new CapacityServer(sim, recorder, r.timeout, { ...r.capacityServer, pause })
+          : new LatencyServer(sim, recorder, r.timeout, { ...r.latencyServer, pause });
+    return {
+      server: made,
+      operation: () => made.request(),
+      openLoop,
+      think: r.think,
+      timeout: r.timeout,
+    };
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * What a built-in scenario of `simulate` is: its strategies, its defaults, and how it runs one strategy
+ * once; and the options every scenario is run with, resolved.
+ */
+import type { Recorder } from "../metrics.js";
+import type {
+  CapacityServerOptions,
+  FlakyServerOptions,
+  LatencyServerOptions,
+  ThrottledStoreOptions,
+  VersionedStoreOptions,
+} from "../servers.js";
+import type { Strategy } from "../strategies.js";
+
+export type ServerKind = "latency" | "flaky" | "capacity";
+
+/** The options of one `simulate` call, checked and with the scenario's defaults. */
+export interface Resolved {
+  duration: number;
+  outage: { start: number; length: number } | null;
+  think: number;
+  timeout: number;
+  server: ServerKind;
+  latencyServer: LatencyServerOptions;
+  flakyServer: FlakyServerOptions;
+  capacityServer: CapacityServerOptions;
+  store: VersionedStoreOptions;
+  throttledStore: ThrottledStoreOptions;
+  batch: number;
+}
+
+/** The raw figures of one run, on one random seed. */
+export interface Single {
+  batchTime: number | null;
+  capacityUse: number | null;
+  recorder: Recorder;
+  events: number;
+  recovered: boolean | null;
+  recoveryTime: number | null;
+  baseline: number | null;
+}
+
+/** One run of a strategy: `clients` clients (or workers), at `failureProbability` where the scenario has one. */
+export interface Run {
+  readonly strategy: Strategy;
+  readonly clients: number;
+  readonly failureProbability: number | null;
+  readonly seed: number;
+  /** Called as virtual time passes, with the fraction of the run done. */
+  readonly onSlice: (fraction: number) => void;
+}
+
+/** The parameters a scenario's result reports beside the servers' options. */
+export interface ReportedParameters {
+  readonly think: number | null;
+  readonly timeout: number | null;
+  readonly server: string;
+  readonly batch: number | null;
+}
+
+export interface Scenario {
+  readonly strategies: readonly Strategy[];
+  readonly defaults: {
+    readonly clients: readonly number[];
+    readonly duration: number;
+    /** The outage when none is given; null: the scenario has none, whatever is given. */
+    readonly outage: { readonly start: number; readonly length: number } | null;
+    readonly think: number;
+    readonly timeout: number;
+    /** The failure probabilities to run at, for a scenario that has them. */
+    readonly failureProbability?: readonly number[];
+    /** The capacity server's options, where the scenario has its own. */
+    readonly capacityServer?: CapacityServerOptions;
+  };
+  /** Runs `run.strategy` once. */
+  run(r: Resolved, run: Run): Single;
+  /** What the result reports of the options. */
+  parameters(r: Resolved): ReportedParameters;
+}

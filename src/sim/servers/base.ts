@@ -1,0 +1,63 @@
+/**
+ * What the simulated servers share: their errors, the `Server` interface, a pause, and the counting every
+ * server does of what it is offered and what it answers in time.
+ */
+import type { Simulation } from "../engine.js";
+import type { Recorder } from "../metrics.js";
+import type { Outcome } from "../outcome.js";
+
+/** The error a simulated server answers with. */
+export class ServerError extends Error {
+  override readonly name = "ServerError";
+}
+
+/** A write that lost the race: the version it read is no longer current. */
+export class ConflictError extends Error {
+  override readonly name = "ConflictError";
+}
+
+export interface Server {
+  /** A request arrives now. */
+  request(): Outcome<string>;
+  /** Requests inside the server now. */
+  readonly concurrency: number;
+}
+
+/** A pause: the server serves nothing from `start` to `end` (ms), while requests still arrive and count. */
+export interface Pause {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** Shared by the servers: counts, concurrency and the client's timeout, to tell answered-in-time apart. */
+export abstract class Base implements Server {
+  protected readonly sim: Simulation;
+  protected readonly recorder: Recorder;
+  /** The client's per-attempt timeout, ms: an answer later than this is one the client no longer waits for. */
+  protected readonly timeout: number;
+  concurrency = 0;
+
+  constructor(sim: Simulation, recorder: Recorder, timeout: number) {
+    this.sim = sim;
+    this.recorder = recorder;
+    this.timeout = timeout;
+  }
+
+  abstract request(): Outcome<string>;
+
+  protected arrive(): void {
+    this.recorder.offer(this.sim.now);
+    this.recorder.work += 1;
+    this.concurrency += 1;
+    if (this.concurrency > this.recorder.peakConcurrency) this.recorder.peakConcurrency = this.concurrency;
+  }
+
+  protected answer(outcome: Outcome<string>, arrival: number, error: Error | undefined): void {
+    this.concurrency -= 1;
+    const now = this.sim.now;
+    const latency = now - arrival;
+    if (latency < this.timeout) this.recorder.answered(now, error === undefined, latency);
+    if (error === undefined) outcome.resolve("OK");
+    else outcome.reject(error);
+  }
+}
