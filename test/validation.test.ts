@@ -279,7 +279,7 @@ describe("backoff parameters", () => {
         expectOptionError(
           () => backoff.slotted({ ceiling }),
           "backoff.slotted: ceiling",
-          "an integer >= 1",
+          "an integer in [1, 1000]",
           shown(ceiling),
         );
       }),

@@ -3,15 +3,18 @@
  * failures and shrinks after runs of successes, so that together they find the pace a rate-limited
  * resource can take, and speed up again as it scales.
  */
+
 import type { Backoff } from "../backoff/types.js";
 import { type Clock, sleep, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
-import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
-import { SHARING_KEYS, type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
+import { checkKeys, read } from "../core/schema.js";
+import { finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
+import { type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun, type RunBatch, replayingRandom } from "../store/run-log.js";
 import { restoreShared, SharedPolicy, SharedRuns, type StoreEvents } from "../store/shared-policy.js";
+import { RESPONSIVE_SCHEMA } from "./schema.js";
 
 export interface ResponsiveBackoffOptions extends SharingOptions {
   /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500. */
@@ -82,20 +85,6 @@ export interface ResponsiveMetrics {
   readonly current: number;
 }
 
-const KEYS = [
-  "base",
-  "max",
-  "spread",
-  "maxSpread",
-  "upMultiplier",
-  "downMultiplier",
-  "downThreshold",
-  "coalesce",
-  "clock",
-  "random",
-  ...SHARING_KEYS,
-] as const;
-
 const STATE_KEYS = [
   "current",
   "successes",
@@ -163,22 +152,23 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
 
   constructor(options?: ResponsiveBackoffOptions) {
     super();
-    knownKeys("ResponsiveBackoff", options, KEYS);
+    checkKeys(RESPONSIVE_SCHEMA, options);
     const o = { ...RESPONSIVE_DEFAULTS, ...options };
-    this.#base = finiteAbove("ResponsiveBackoff: base", o.base, 0);
-    this.max = finiteAtLeast("ResponsiveBackoff: max", o.max, 0);
+    // Each value checked as its description says (undefined: the default; null or anything else: an error).
+    const field = <V>(key: keyof ResponsiveBackoffOptions, fallback?: V): V =>
+      read<V | undefined>(RESPONSIVE_SCHEMA, key, (options as Record<string, unknown>)[key]) ??
+      (fallback as V);
+    this.#base = field("base", RESPONSIVE_DEFAULTS.base);
+    this.max = field("max", RESPONSIVE_DEFAULTS.max);
     if (this.max < this.#base)
       throw new OptionError("ResponsiveBackoff: max", o.max, `>= base (${this.#base})`);
     this.base = this.#base;
-    this.#factor = finiteAtLeast("ResponsiveBackoff: spread", o.spread, 0, 1);
-    this.#maxSpread = finiteAtLeast("ResponsiveBackoff: maxSpread", o.maxSpread, 0);
-    this.#up = finiteAtLeast("ResponsiveBackoff: upMultiplier", o.upMultiplier, 1);
-    this.#down = finiteAtLeast("ResponsiveBackoff: downMultiplier", o.downMultiplier, Number.MIN_VALUE, 1);
-    this.#threshold = integerAtLeast("ResponsiveBackoff: downThreshold", o.downThreshold, 1);
-    const coalesce = o.coalesce ?? false;
-    if (typeof coalesce !== "boolean")
-      throw new OptionError("ResponsiveBackoff: coalesce", coalesce, "true or false");
-    this.#coalesce = coalesce;
+    this.#factor = field("spread", RESPONSIVE_DEFAULTS.spread);
+    this.#maxSpread = field("maxSpread", RESPONSIVE_DEFAULTS.maxSpread);
+    this.#up = field("upMultiplier", RESPONSIVE_DEFAULTS.upMultiplier);
+    this.#down = field("downMultiplier", RESPONSIVE_DEFAULTS.downMultiplier);
+    this.#threshold = field("downThreshold", RESPONSIVE_DEFAULTS.downThreshold);
+    this.#coalesce = field("coalesce", false);
     const clock = o.clock ?? systemClock;
     if (typeof clock.now !== "function" || typeof clock.setTimer !== "function") {
       throw new OptionError(
@@ -187,10 +177,8 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
         "a Clock with now() and setTimer(ms, callback)",
       );
     }
-    const random =
-      o.random === undefined ? systemRandom : checkedRandom(o.random, "ResponsiveBackoff: random");
-    if (typeof random !== "function")
-      throw new OptionError("ResponsiveBackoff: random", random, "a function returning [0, 1)");
+    const given = field<Random | undefined>("random");
+    const random = given === undefined ? systemRandom : checkedRandom(given, "ResponsiveBackoff: random");
     this.#random = random;
     this.#options = options;
     const sharing = sharingOptions("ResponsiveBackoff", o);

@@ -1,6 +1,8 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js";
+import { checkKeys, type Schema } from "../core/schema.js";
+import { atLeastOrInfinity, finiteAtLeast } from "../core/validate.js";
+import { BACKOFF_SCHEMAS } from "./schema.js";
 import type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
 
 /** One second, the default base, interval and step. */
@@ -10,10 +12,9 @@ export const SECOND = 1000;
 export function baseAndMax(
   name: string,
   options: { base?: number; max?: number } | undefined,
-  known: readonly string[],
   defaultBase = SECOND,
 ): { base: number; max: number } {
-  knownKeys(`backoff.${name}`, options, known);
+  checkKeys(BACKOFF_SCHEMAS[name] as Schema, options);
   const base = finiteAtLeast(`backoff.${name}: base`, options?.base ?? defaultBase, 0);
   const max = atLeastOrInfinity(`backoff.${name}: max`, options?.max ?? Number.POSITIVE_INFINITY, 0);
   if (max < base) throw new OptionError(`backoff.${name}: max`, max, `>= base (${base})`);

@@ -1,6 +1,8 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
-import { finiteAtLeast, knownKeys } from "../core/validate.js";
+import { checkKeys, type Schema } from "../core/schema.js";
+import { finiteAtLeast } from "../core/validate.js";
 import { SECOND } from "./common.js";
+import { BACKOFF_SCHEMAS } from "./schema.js";
 import type { Backoff } from "./types.js";
 
 export interface ConstantOptions {
@@ -15,7 +17,7 @@ export interface ConstantOptions {
  * backoff.constant({ base: 250 });
  */
 export function constant(options?: ConstantOptions): Backoff {
-  knownKeys("backoff.constant", options, ["base"]);
+  checkKeys(BACKOFF_SCHEMAS.constant as Schema, options);
   const base = finiteAtLeast("backoff.constant: base", options?.base ?? SECOND, 0);
   const delay = Math.min(base, MAX_TIMER_DELAY);
   return { name: "constant", base, max: base, delay: () => delay };

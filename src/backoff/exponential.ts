@@ -18,7 +18,7 @@ export interface ExponentialOptions {
  * backoff.exponential({ base: 100, max: 10_000 }); // 100, 200, 400, … 10000
  */
 export function exponential(options?: ExponentialOptions): Backoff {
-  const { base, max } = baseAndMax("exponential", options, ["base", "max", "multiplier"]);
+  const { base, max } = baseAndMax("exponential", options);
   const multiplier = finiteAtLeast("backoff.exponential: multiplier", options?.multiplier ?? 2, 1);
   return {
     name: "exponential",

@@ -32,7 +32,7 @@ export function fib(x: number): number {
  * backoff.fibonacci({ base: 1000 }); // 1000, 2000, 2000, 3000, 4000, 6000, …
  */
 export function fibonacci(options?: FibonacciOptions): Backoff {
-  const { base, max } = baseAndMax("fibonacci", options, ["base", "max", "step"]);
+  const { base, max } = baseAndMax("fibonacci", options);
   const step = finiteAtLeast("backoff.fibonacci: step", options?.step ?? SECOND, 0);
   return {
     name: "fibonacci",

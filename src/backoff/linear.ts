@@ -18,7 +18,7 @@ export interface LinearOptions {
  * backoff.linear({ base: 0, interval: 1000 }); // 0, 1000, 2000, … (the common linear strategy)
  */
 export function linear(options?: LinearOptions): Backoff {
-  const { base, max } = baseAndMax("linear", options, ["base", "max", "interval"]);
+  const { base, max } = baseAndMax("linear", options);
   const interval = finiteAtLeast("backoff.linear: interval", options?.interval ?? SECOND, 0);
   return { name: "linear", base, max, delay: (x) => capped(base + interval * x, max) };
 }

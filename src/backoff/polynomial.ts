@@ -21,7 +21,7 @@ export interface PolynomialOptions {
  * backoff.polynomial({ base: 0, exponents: [3] }); // 0, 1000, 8000, 27000, … (the common polynomial strategy)
  */
 export function polynomial(options?: PolynomialOptions): Backoff {
-  const { base, max } = baseAndMax("polynomial", options, ["base", "max", "exponents", "step"]);
+  const { base, max } = baseAndMax("polynomial", options);
   const exponents = options?.exponents ?? [2];
   if (!Array.isArray(exponents) || exponents.length === 0) {
     throw new OptionError(

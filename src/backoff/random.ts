@@ -18,7 +18,7 @@ export interface RandomOptions {
  * backoff.random({ base: 100, max: 2000 });
  */
 export function random(options: RandomOptions): Backoff {
-  const { base, max } = baseAndMax("random", options, ["base", "max"], 0);
+  const { base, max } = baseAndMax("random", options, 0);
   if (!Number.isFinite(max))
     throw new OptionError("backoff.random: max", options?.max, "a finite number >= base (required)");
   return {

@@ -1,7 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
-import { OptionError } from "../core/errors.js";
 import { uniformInt } from "../core/random.js";
-import { boolean, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
+import { checkKeys, read, type Schema } from "../core/schema.js";
+import { BACKOFF_SCHEMAS } from "./schema.js";
 import type { Backoff } from "./types.js";
 
 export interface SlottedOptions {
@@ -25,11 +25,11 @@ export interface SlottedOptions {
  * backoff.slotted({ slot: 10, ceiling: 5, stayAtCeiling: true }); // at most 310 ms
  */
 export function slotted(options?: SlottedOptions): Backoff {
-  knownKeys("backoff.slotted", options, ["slot", "ceiling", "stayAtCeiling"]);
-  const slot = finiteAtLeast("backoff.slotted: slot", options?.slot ?? 10, 0);
-  const ceiling = integerAtLeast("backoff.slotted: ceiling", options?.ceiling ?? 10, 1);
-  if (ceiling > 1000) throw new OptionError("backoff.slotted: ceiling", ceiling, "an integer in [1, 1000]");
-  const stay = boolean("backoff.slotted: stayAtCeiling", options?.stayAtCeiling ?? false);
+  checkKeys(BACKOFF_SCHEMAS.slotted as Schema, options);
+  const schema = BACKOFF_SCHEMAS.slotted as Schema;
+  const slot = read<number | undefined>(schema, "slot", options?.slot) ?? 10;
+  const ceiling = read<number | undefined>(schema, "ceiling", options?.ceiling) ?? 10;
+  const stay = read<boolean | undefined>(schema, "stayAtCeiling", options?.stayAtCeiling) ?? false;
   // The largest s ever drawn from: the ceiling when staying, one below it when resetting.
   const highest = stay ? ceiling : ceiling - 1;
   return {

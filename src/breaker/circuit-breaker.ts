@@ -6,6 +6,7 @@
  * opened, so the open time grows while probes keep failing (as Polly's breaker does with its
  * BreakDurationGenerator).
  */
+
 import { toBackoff } from "../backoff/common.js";
 import { constant } from "../backoff/constant.js";
 import type { Backoff } from "../backoff/types.js";
@@ -14,13 +15,14 @@ import { PermanentError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
-import { finiteAbove, finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
+import { checkKeys, read } from "../core/schema.js";
 import { compileMatcher } from "../policy/matcher.js";
-import { SHARING_KEYS, scratchOptions, sharingOptions } from "../store/replica.js";
+import { scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun } from "../store/run-log.js";
 import { restoreShared, SharedPolicy, SharedRuns } from "../store/shared-policy.js";
 import { BrokenCircuitError } from "./errors.js";
 import { executeThrough } from "./execute.js";
+import { BREAKER_SCHEMA } from "./schema.js";
 import {
   type BreakerEvents,
   type BreakerState,
@@ -66,41 +68,27 @@ export class CircuitBreaker extends SharedPolicy {
 
   constructor(options: CircuitBreakerOptions = {}) {
     super();
-    knownKeys("circuitBreaker", options, [
-      ...SHARING_KEYS,
-      "consecutiveFailures",
-      "failureRatio",
-      "minimumThroughput",
-      "window",
-      "openFor",
-      "halfOpenSuccesses",
-      "halfOpenProbes",
-      "handles",
-      "clock",
-      "random",
-    ]);
-    if (options.failureRatio !== undefined) {
-      this.#ratio = finiteAtLeast("circuitBreaker: failureRatio", options.failureRatio, Number.MIN_VALUE, 1);
-    }
+    checkKeys(BREAKER_SCHEMA, options);
+    const field = <V>(key: keyof CircuitBreakerOptions) =>
+      read<V | undefined>(BREAKER_SCHEMA, key, options[key]);
+    this.#ratio = field<number>("failureRatio");
     if (options.consecutiveFailures !== undefined || this.#ratio === undefined) {
-      this.#consecutive = integerAtLeast(
-        "circuitBreaker: consecutiveFailures",
-        options.consecutiveFailures ?? 5,
-        1,
-      );
+      this.#consecutive = field<number>("consecutiveFailures") ?? 5;
     }
-    this.#minimum = integerAtLeast("circuitBreaker: minimumThroughput", options.minimumThroughput ?? 10, 1);
-    this.#width = finiteAbove("circuitBreaker: window", options.window ?? 10_000, 0) / BUCKETS;
+    this.#minimum = field<number>("minimumThroughput") ?? 10;
+    this.#width = (field<number>("window") ?? 10_000) / BUCKETS;
     this.#openFor = toBackoff(options.openFor ?? constant({ base: 5000 }), "circuitBreaker: openFor");
-    this.#closeAfter = integerAtLeast("circuitBreaker: halfOpenSuccesses", options.halfOpenSuccesses ?? 1, 1);
-    this.#probes = integerAtLeast("circuitBreaker: halfOpenProbes", options.halfOpenProbes ?? 1, 1);
+    this.#closeAfter = field<number>("halfOpenSuccesses") ?? 1;
+    this.#probes = field<number>("halfOpenProbes") ?? 1;
     if (options.handles !== undefined) {
       const matches = compileMatcher("circuitBreaker: handles", options.handles);
       this.handles = (error) => !isPermanent(error) && matches(error);
     }
     const clock = options.clock ?? systemClock;
     this.#random =
-      options.random === undefined ? systemRandom : checkedRandom(options.random, "circuitBreaker: random");
+      options.random === undefined
+        ? systemRandom
+        : checkedRandom(field<Random>("random") as Random, "circuitBreaker: random");
     this.#options = options;
     const sharing = sharingOptions("circuitBreaker", options);
     // Deadlines and windows on the store's clock, which the whole fleet shares.

@@ -2,10 +2,12 @@
  * The ratio budget (Finagle's RetryBudget): within the last `window` ms, retries may be at most
  * `ratio` × requests + `minPerSecond` × window / 1000. The window is kept as buckets, so that it slides.
  */
+
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import { finiteAbove, finiteAtLeast } from "../core/validate.js";
+import { read } from "../core/schema.js";
 import { BudgetBase } from "./base.js";
+import { RATIO_BUDGET_SCHEMA } from "./schema.js";
 import type { BudgetState, RatioBudgetOptions } from "./types.js";
 
 /** The buckets a ratio budget's window is kept in. */
@@ -24,9 +26,11 @@ export class RatioBudget extends BudgetBase {
 
   constructor(options: RatioBudgetOptions) {
     super();
-    this.#ratio = finiteAtLeast("retryBudget: ratio", options.ratio ?? 0.2, 0, 1000);
-    const minPerSecond = finiteAtLeast("retryBudget: minPerSecond", options.minPerSecond ?? 10, 0);
-    const window = finiteAbove("retryBudget: window", options.window ?? 10_000, 0);
+    const field = <V>(key: keyof RatioBudgetOptions) =>
+      read<V | undefined>(RATIO_BUDGET_SCHEMA, key, options[key]);
+    this.#ratio = field<number>("ratio") ?? 0.2;
+    const minPerSecond = field<number>("minPerSecond") ?? 10;
+    const window = field<number>("window") ?? 10_000;
     this.#floor = (minPerSecond * window) / 1000;
     this.#width = window / BUCKETS;
     this.#clock = options.clock ?? systemClock;

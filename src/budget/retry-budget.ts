@@ -8,11 +8,13 @@
  *
  * and either one shared by a fleet through a store (`shared.ts`).
  */
+
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import { knownKeys } from "../core/validate.js";
-import { SHARING_KEYS, sharingOptions } from "../store/replica.js";
+import { checkKeys } from "../core/schema.js";
+import { sharingOptions } from "../store/replica.js";
 import { RatioBudget } from "./ratio.js";
+import { RATIO_BUDGET_SCHEMA, TOKEN_BUDGET_SCHEMA } from "./schema.js";
 import { SharedBudget } from "./shared.js";
 import { TokenBudget } from "./tokens.js";
 import type { RatioBudgetOptions, RetryBudget, TokenBudgetOptions } from "./types.js";
@@ -40,8 +42,7 @@ export type {
 export function retryBudget(options: RatioBudgetOptions | TokenBudgetOptions = {}): RetryBudget {
   const tokens =
     options !== null && typeof options === "object" && ("maxTokens" in options || "tokenRatio" in options);
-  if (tokens) knownKeys("retryBudget", options, ["maxTokens", "tokenRatio", "clock", ...SHARING_KEYS]);
-  else knownKeys("retryBudget", options, ["ratio", "minPerSecond", "window", "clock", ...SHARING_KEYS]);
+  checkKeys(tokens ? TOKEN_BUDGET_SCHEMA : RATIO_BUDGET_SCHEMA, options);
   const sharing = sharingOptions("retryBudget", options);
   const clock = options.clock ?? systemClock;
   if (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function") {

@@ -7,18 +7,21 @@
  * Written with callbacks rather than `await`, like the retry loop, so that nothing waits for a microtask
  * between an outcome and the decision it causes.
  */
+
 import type { RetryBudget } from "../budget/retry-budget.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError, PermanentError } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
 import type { Eventual } from "../core/invoke.js";
 import { type Random, systemRandom } from "../core/random.js";
+import { keysOf, read } from "../core/schema.js";
 import { boolean, finiteAtLeast, integerAtLeast, knownKeys, optionalFunction } from "../core/validate.js";
 import { type ExecutionContext, RootScope, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
 import { HedgedCall, type HedgeEvents } from "./call.js";
 import { HedgeLostError } from "./errors.js";
 import type { LatencyTracker } from "./latency-tracker.js";
+import { HEDGE_SCHEMA } from "./schema.js";
 
 export type { HedgeEvents };
 export { HedgeLostError };
@@ -117,17 +120,7 @@ export interface ResolvedHedge {
   readonly tracker: LatencyTracker | undefined;
 }
 
-const KNOWN = [
-  "delay",
-  "maxHedges",
-  "hedgeOnFailure",
-  "budget",
-  "signal",
-  "onHedge",
-  "onCallbackError",
-  "clock",
-  "random",
-] as const;
+const KNOWN = keysOf(HEDGE_SCHEMA);
 
 const STEP_OWNED: readonly string[] = ["signal", "clock", "random"];
 
@@ -181,7 +174,7 @@ export function resolveHedge(options: HedgeOptions, where = "hedge"): ResolvedHe
   return {
     delay,
     maxHedges: integerAtLeast("hedge: maxHedges", options.maxHedges ?? 1, 0),
-    hedgeOnFailure: boolean("hedge: hedgeOnFailure", options.hedgeOnFailure ?? true),
+    hedgeOnFailure: read<boolean | undefined>(HEDGE_SCHEMA, "hedgeOnFailure", options.hedgeOnFailure) ?? true,
     budget,
     signal,
     onHedge: options.onHedge,

@@ -1,7 +1,9 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { uniform } from "../core/random.js";
-import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js";
+import { checkKeys, type Schema } from "../core/schema.js";
+import { atLeastOrInfinity, finiteAtLeast } from "../core/validate.js";
+import { JITTER_SCHEMAS } from "./schema.js";
 import type { Jitter } from "./types.js";
 
 /**
@@ -38,7 +40,7 @@ export interface DecorrelatedAwsOptions {
  * { backoff: backoff.exponential({ base: 100, max: 20_000 }), jitter: jitter.decorrelatedAws() }
  */
 export function decorrelatedAws(options?: DecorrelatedAwsOptions): Jitter {
-  knownKeys("jitter.decorrelatedAws", options, ["base", "max"]);
+  checkKeys(JITTER_SCHEMAS.decorrelatedAws as Schema, options);
   const ownBase =
     options?.base === undefined ? undefined : finiteAtLeast("jitter.decorrelatedAws: base", options.base, 0);
   const ownMax =

@@ -1,7 +1,9 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { standardNormal } from "../core/random.js";
-import { finiteAtLeast, knownKeys } from "../core/validate.js";
+import { checkKeys, type Schema } from "../core/schema.js";
+import { finiteAtLeast } from "../core/validate.js";
+import { JITTER_SCHEMAS } from "./schema.js";
 import type { Jitter } from "./types.js";
 
 export interface NormalJitterOptions {
@@ -23,7 +25,7 @@ export interface NormalJitterOptions {
  * jitter.normal({ stddev: 100 }); // any delay ± 100 ms
  */
 export function normal(options?: NormalJitterOptions): Jitter {
-  knownKeys("jitter.normal", options, ["sigma", "stddev"]);
+  checkKeys(JITTER_SCHEMAS.normal as Schema, options);
   if (options?.sigma !== undefined && options?.stddev !== undefined) {
     throw new OptionError(
       "jitter.normal: stddev",

@@ -1,6 +1,8 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniform } from "../core/random.js";
-import { atLeastOrInfinity, finiteAtLeast, knownKeys } from "../core/validate.js";
+import { checkKeys, type Schema } from "../core/schema.js";
+import { atLeastOrInfinity, finiteAtLeast } from "../core/validate.js";
+import { JITTER_SCHEMAS } from "./schema.js";
 import type { Jitter } from "./types.js";
 
 export interface ProportionalJitterOptions {
@@ -18,7 +20,7 @@ export interface ProportionalJitterOptions {
  * jitter.proportional({ spread: 0.2 }); // 1000 becomes anything in [800, 1200]
  */
 export function proportional(options?: ProportionalJitterOptions): Jitter {
-  knownKeys("jitter.proportional", options, ["spread", "maxSpread"]);
+  checkKeys(JITTER_SCHEMAS.proportional as Schema, options);
   const spread = finiteAtLeast("jitter.proportional: spread", options?.spread ?? 0.3, 0, 1);
   const maxSpread = atLeastOrInfinity("jitter.proportional: maxSpread", options?.maxSpread ?? 120_000, 0);
   return {

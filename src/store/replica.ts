@@ -12,9 +12,11 @@
  * store again with a pause that doubles up to max(1 s, syncEvery), and says `store-up` when it shares again. What the process saw while alone is not
  * replayed into the shared state: the fleet's state wins.
  */
+
 import { type CancelTimer, type Clock, setBackgroundTimer } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import { finiteAbove, finiteAtLeast } from "../core/validate.js";
+import { read } from "../core/schema.js";
+import { SHARING_SCHEMA } from "./schema.js";
 import { isStore, type Store, type StoreEntry, StoreTimeoutError } from "./store.js";
 
 /** The options that put a policy's state in a shared store. */
@@ -61,17 +63,15 @@ export function sharingOptions(name: string, options: SharingOptions): Sharing |
   if (typeof key !== "string" || key.length === 0) {
     throw new OptionError(`${name}: key`, key, "a non-empty string naming the shared state");
   }
-  const whenStoreDown = options.whenStoreDown ?? "local";
-  if (whenStoreDown !== "local" && whenStoreDown !== "closed") {
-    throw new OptionError(`${name}: whenStoreDown`, whenStoreDown, '"local" or "closed"');
-  }
+  const field = <V>(option: keyof SharingOptions, fallback: V): V =>
+    read<V | undefined>(SHARING_SCHEMA, option, options[option], `${name}: ${option}`) ?? fallback;
   return {
     store: options.store,
     key,
-    syncEvery: finiteAbove(`${name}: syncEvery`, options.syncEvery ?? 100, 0),
-    storeTimeout: finiteAbove(`${name}: storeTimeout`, options.storeTimeout ?? 250, 0),
-    whenStoreDown,
-    expire: finiteAtLeast(`${name}: expire`, options.expire ?? 86_400_000, 1, MAX_EXPIRE),
+    syncEvery: field("syncEvery", 100),
+    storeTimeout: field("storeTimeout", 250),
+    whenStoreDown: field<"local" | "closed">("whenStoreDown", "local"),
+    expire: field("expire", 86_400_000),
   };
 }
 
@@ -98,7 +98,7 @@ export interface ReplicaHooks<B> {
 }
 
 /** The longest expiry, ms (about 31 years): longer ones would not survive the trip to Redis as integers. */
-const MAX_EXPIRE = 1e12;
+const _MAX_EXPIRE = 1e12;
 
 /** After this many compare-and-set conflicts in a row, an exchange gives up and tries again later. */
 const MAX_CONFLICTS = 8;

@@ -1,7 +1,7 @@
 /**
  * The sharing options every shared policy (breaker, budget, responsive backoff) takes, described once.
  */
-import type { Field } from "../core/schema.js";
+import type { Field, Schema } from "../core/schema.js";
 
 export const SHARING_FIELDS = {
   store: {
@@ -37,3 +37,12 @@ export const SHARING_FIELDS = {
     doc: "The shared key expires this long after the last write.",
   },
 } as const satisfies Record<string, Field>;
+
+/** The sharing options alone, for their checks (each policy labels them with its own name). */
+export const SHARING_SCHEMA: Schema = {
+  name: "sharing",
+  takenBy: "every shared policy",
+  where: "sharing",
+  label: (key) => key,
+  fields: SHARING_FIELDS,
+};
