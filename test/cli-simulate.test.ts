@@ -96,7 +96,7 @@ describe("robustly simulate", () => {
         ["simulate", "--strategies", "fixed,yolo"],
         'robustly: --strategies: "yolo" is not a strategy of the outage scenario; it has fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker',
       ],
-      [["simulate", "--clients", "ten"], 'robustly: --clients must be an integer >= 1; got "ten"'],
+      [["simulate", "--clients", "ten"], 'robustly: --clients must be an integer in [1, 100000]; got "ten"'],
       [
         ["simulate", "--outage", "20"],
         'robustly: --outage must be START:LENGTH (e.g. 20:30, in s) or none; got "20"',

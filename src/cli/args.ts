@@ -34,8 +34,15 @@ export function number(flag: string, text: string, check: (n: number) => boolean
   return value;
 }
 
-export function integer(flag: string, text: string, min: number): number {
-  return number(flag, text, (n) => Number.isInteger(n) && n >= min, `an integer >= ${min}`);
+/** An integer >= `min`, and <= `max` when given (every count flag has a documented maximum). */
+export function integer(flag: string, text: string, min: number, max?: number): number {
+  const allowed = max === undefined ? `an integer >= ${min}` : `an integer in [${min}, ${max}]`;
+  return number(
+    flag,
+    text,
+    (n) => Number.isInteger(n) && n >= min && (max === undefined || n <= max),
+    allowed,
+  );
 }
 
 /** A comma-separated list, each item parsed by `item`. */

@@ -274,7 +274,7 @@ export function loadOptions(argv: readonly string[]): {
   }
   const options: LoadOptions = { url };
   if (v.clients !== undefined) {
-    options.clients = integer("clients", v.clients, 1);
+    options.clients = integer("clients", v.clients, 1, MAX_CLIENTS);
     if (options.clients > MAX_CLIENTS)
       throw new UsageError(`--clients must be an integer in [1, ${MAX_CLIENTS}]; got "${v.clients}"`);
   }

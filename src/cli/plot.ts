@@ -16,6 +16,9 @@ import { escapeHtml, htmlPage, load, renderSpec } from "./render.js";
 export { CHANGED_COLOR } from "./plot-charts.js";
 export { type PlotRow, plotRows } from "./plot-figures.js";
 
+/** The most retries a chart shows. */
+export const MAX_PLOTTED_RETRIES = 1000;
+
 export const PLOT_HELP = `robustly plot: charts of backoff and jitter strategies (SVG files and an HTML page)
 
 Usage: robustly plot [--out DIR] [--retries N] [--seed S]
@@ -33,7 +36,7 @@ With policy flags (any but --seed), writes policy.svg: that policy's raw backoff
 where the jitter changed the delay. Either way writes index.html, and prints the paths written.
 
   --out DIR          where to write (default plots; created if missing)
-  --retries N        plot retries x = 0…N (default 10; the overload curves show at least 20 attempts)
+  --retries N        plot retries x = 0…N, N at most ${MAX_PLOTTED_RETRIES} (default 10; the overload curves show at least 20 attempts)
   --seed S           the randomness of jitters and random backoff (default 1): the same charts every time
   -h, --help         this help
 
@@ -76,7 +79,7 @@ export async function runPlot(
     out.write(PLOT_HELP);
     return 0;
   }
-  const n = integer("retries", v.retries ?? "10", 1);
+  const n = integer("retries", v.retries ?? "10", 1, MAX_PLOTTED_RETRIES);
   const dir = v.out ?? "plots";
   const options = policyOptions(v);
   const given = v as Readonly<Record<string, unknown>>;

@@ -13,12 +13,15 @@ import { delays } from "../retry/delays.js";
 import { integer, list, parseCommand } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
 
+/** The most retries a schedule lists. */
+export const MAX_SCHEDULED_RETRIES = 10_000;
+
 export const SCHEDULE_HELP = `robustly schedule: the delays a retry policy sleeps
 
 Usage: robustly schedule [policy flags] [--retries N] [--json]
        robustly schedule --totals [--retries 1,3,5,10,20] [policy flags] [--json]
 
-  --retries N        how many retries to show (default 10); the policy's --max-retries does not cut it
+  --retries N        how many retries to show, at most ${MAX_SCHEDULED_RETRIES} (default 10); the policy's --max-retries does not cut it
   --totals           the Total Delays of six common retry strategies (or of the policy given by flags)
   --json             print JSON: { "delays": [...], "total": ... } in ms (--totals: every strategy's totals)
   -h, --help         this help
@@ -128,7 +131,9 @@ export async function runSchedule(
   const flags = v as Readonly<Record<string, unknown>>;
   const policyGiven = flags.backoff !== undefined || flags.config !== undefined;
   if (v.totals === true) {
-    const counts = list("retries", v.retries ?? "1,3,5,10,20", (n) => integer("retries", n, 0));
+    const counts = list("retries", v.retries ?? "1,3,5,10,20", (n) =>
+      integer("retries", n, 0, MAX_SCHEDULED_RETRIES),
+    );
     const strategies = policyGiven
       ? [{ name: `${String(toBackoff(options.backoff ?? backoffs.exponential()).name)} (given)`, options }]
       : SEED_001_STRATEGIES.map((s) => ({
@@ -156,7 +161,7 @@ export async function runSchedule(
     out.write(`${blocks.join("\n\n")}\n`);
     return 0;
   }
-  const count = integer("retries", v.retries ?? "10", 0);
+  const count = integer("retries", v.retries ?? "10", 0, MAX_SCHEDULED_RETRIES);
   const rows = schedule(options, count);
   if (v.json === true) {
     out.write(`${JSON.stringify({ delays: rows.map((r) => r.delay), total: rows.at(-1)?.total ?? 0 })}\n`);

@@ -2,6 +2,8 @@
  * `robustly simulate`: runs a scenario of the simulator and prints a comparison table (or the full
  * results as JSON), optionally with charts.
  */
+
+import { SIM_LIMITS } from "../sim/schema.js";
 import {
   type RunResult,
   SCENARIOS,
@@ -19,12 +21,12 @@ Usage: robustly simulate [options]
 
   --scenario NAME            outage (default), contention, amplification, throttled-store or metastable
   --strategies a,b           strategies to compare (default: all of the scenario's)
-  --clients N[,N…]           client counts (defaults: outage 1000, contention 10,50,100, amplification 100,
+  --clients N[,N…]           client counts, each at most ${SIM_LIMITS.clients} (defaults: outage 1000, contention 10,50,100, amplification 100,
                              throttled-store 50 workers)
-  --batch N                  throttled-store: writes to make (default 20000)
+  --batch N                  throttled-store: writes to make, at most ${SIM_LIMITS.batch} (default 20000)
   --failure-probability P,…  amplification: failure probabilities (default 0,0.1,…,1)
   --seed S                   seed of the run (default 1); the same seed gives the same numbers
-  --runs K                   average K seeds: S, S+1, … (default 1)
+  --runs K                   average K seeds: S, S+1, …, K at most ${SIM_LIMITS.runs} (default 1)
   --duration D               virtual duration (bare numbers in s; default outage 300s, amplification 60s)
   --outage START:LENGTH      the server's pause (bare numbers in s; default 20:30); "none" for none
   --think D                  mean think time between a client's requests (default 10s; amplification 100ms)
@@ -65,7 +67,8 @@ export function simulateOptions(argv: readonly string[]): {
       return name;
     });
   }
-  if (v.clients !== undefined) options.clients = list("clients", v.clients, (n) => integer("clients", n, 1));
+  if (v.clients !== undefined)
+    options.clients = list("clients", v.clients, (n) => integer("clients", n, 1, SIM_LIMITS.clients));
   if (v["failure-probability"] !== undefined) {
     if (scenario !== "amplification")
       throw new UsageError("--failure-probability is for --scenario amplification");
@@ -74,7 +77,7 @@ export function simulateOptions(argv: readonly string[]): {
     );
   }
   if (v.seed !== undefined) options.seed = number("seed", v.seed, Number.isInteger, "an integer");
-  if (v.runs !== undefined) options.runs = integer("runs", v.runs, 1);
+  if (v.runs !== undefined) options.runs = integer("runs", v.runs, 1, SIM_LIMITS.runs);
   if (v.duration !== undefined) {
     options.duration = duration("duration", v.duration, "s");
     if (!(options.duration > 0)) throw new UsageError(`--duration must be > 0; got "${v.duration}"`);
@@ -116,7 +119,7 @@ export function simulateOptions(argv: readonly string[]): {
   }
   if (v.batch !== undefined) {
     if (scenario !== "throttled-store") throw new UsageError("--batch is for --scenario throttled-store");
-    options.batch = integer("batch", v.batch, 1);
+    options.batch = integer("batch", v.batch, 1, SIM_LIMITS.batch);
   }
   if (v.capacity !== undefined) {
     options.capacityServer = {

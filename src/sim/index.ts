@@ -5,6 +5,7 @@
 export { Simulation } from "./engine.js";
 export { RECOVERY, Recorder, type RecoveryRule, recovery, type Second } from "./metrics.js";
 export { Outcome } from "./outcome.js";
+export { SIM_LIMITS, SIMULATE_SCHEMA } from "./schema.js";
 export {
   CapacityServer,
   type CapacityServerOptions,

@@ -1,6 +1,20 @@
 /** `simulate(options)`, described once (see `src/core/schema.ts`). */
 import type { Field, Schema } from "../core/schema.js";
 
+/** The largest counts a simulation takes: beyond them it would run out of memory or never end. */
+export const SIM_LIMITS = Object.freeze({
+  /** Clients in one run. */
+  clients: 100_000,
+  /** Seeds averaged per point. */
+  runs: 10_000,
+  /** Writes of the throttled-store scenario. */
+  batch: 10_000_000,
+  /** Points of a list option (clients, failureProbability). */
+  points: 1000,
+  /** Virtual duration, ms: a day. */
+  duration: 86_400_000,
+});
+
 const tuning = (what: string): Field => ({
   kind: { type: "other", allowed: `an object of ${what} options` },
   default: "the model's defaults",
@@ -27,12 +41,18 @@ export const SIMULATE_SCHEMA: Schema = {
       doc: "The retry strategies to compare.",
     },
     clients: {
-      kind: { type: "other", allowed: "a non-empty list of integers >= 1" },
+      kind: {
+        type: "other",
+        allowed: `a non-empty list (at most ${SIM_LIMITS.points}) of integers in [1, ${SIM_LIMITS.clients}]`,
+      },
       default: "outage 1000, contention 10, 50, 100, amplification 100",
       doc: "Client counts, one run per count.",
     },
     failureProbability: {
-      kind: { type: "other", allowed: "a non-empty list of numbers in [0, 1]" },
+      kind: {
+        type: "other",
+        allowed: `a non-empty list (at most ${SIM_LIMITS.points}) of numbers in [0, 1]`,
+      },
       default: "0, 0.1, …, 1",
       doc: "Amplification: the probabilities that an attempt fails.",
     },
@@ -42,12 +62,12 @@ export const SIMULATE_SCHEMA: Schema = {
       doc: "The same seed gives the same numbers.",
     },
     runs: {
-      kind: { type: "integer", min: 1 },
+      kind: { type: "integer", min: 1, max: SIM_LIMITS.runs },
       default: "1",
       doc: "Seeds per point (seed, seed + 1, …), averaged.",
     },
     duration: {
-      kind: { type: "number", min: 0, exclusive: true },
+      kind: { type: "number", min: 0, exclusive: true, max: SIM_LIMITS.duration },
       ms: true,
       default: "outage 300000, contention until every client is done, amplification 60000",
       doc: "Virtual duration.",
@@ -80,7 +100,7 @@ export const SIMULATE_SCHEMA: Schema = {
     store: tuning("versioned store"),
     throttledStore: tuning("throttled store"),
     batch: {
-      kind: { type: "integer", min: 1 },
+      kind: { type: "integer", min: 1, max: SIM_LIMITS.batch },
       default: "20000",
       doc: "Throttled-store: the writes to make, shared among the workers.",
     },

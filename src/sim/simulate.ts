@@ -4,7 +4,9 @@
  * pipeline (`retryPipeline`, the very one `retry` builds) with the strategy's options, on the engine's clock.
  * Each scenario is one file under `scenarios/`; this one checks the options and dispatches.
  */
+
 import { OptionError } from "../core/errors.js";
+import { checkKeys, read } from "../core/schema.js";
 import { type RunResult, summarize } from "./results.js";
 import { amplification } from "./scenarios/amplification.js";
 import { contention } from "./scenarios/contention.js";
@@ -12,6 +14,7 @@ import { metastable } from "./scenarios/metastable.js";
 import { outage as outageScenario } from "./scenarios/outage.js";
 import type { Resolved, Scenario, ServerKind } from "./scenarios/scenario.js";
 import { throttledStore } from "./scenarios/throttled-store.js";
+import { SIM_LIMITS, SIMULATE_SCHEMA } from "./schema.js";
 import type {
   CapacityServerOptions,
   FlakyServerOptions,
@@ -124,8 +127,8 @@ function list<T>(
   allowed: string,
 ): readonly T[] {
   const values = value ?? fallback;
-  if (!Array.isArray(values) || values.length === 0)
-    throw new OptionError(option, value, `a non-empty list of ${allowed}`);
+  if (!Array.isArray(values) || values.length === 0 || values.length > SIM_LIMITS.points)
+    throw new OptionError(option, value, `a non-empty list (at most ${SIM_LIMITS.points}) of ${allowed}`);
   values.forEach((v, i) => {
     if (!check(v)) throw new OptionError(`${option}[${i}]`, v, allowed);
   });
@@ -154,10 +157,7 @@ function pickStrategies(
 /** The options every run of the scenario takes, checked, with the scenario's defaults. */
 function resolve(runner: Scenario, options: SimulateOptions): Resolved {
   const d = runner.defaults;
-  const duration = options.duration ?? d.duration;
-  if (!(typeof duration === "number" && duration > 0 && Number.isFinite(duration))) {
-    throw new OptionError("duration", duration, "a finite number of ms > 0");
-  }
+  const duration = read<number | undefined>(SIMULATE_SCHEMA, "duration", options.duration) ?? d.duration;
   const outage = d.outage === null ? null : options.outage === undefined ? { ...d.outage } : options.outage;
   if (
     outage !== null &&
@@ -192,9 +192,7 @@ function resolve(runner: Scenario, options: SimulateOptions): Resolved {
     throttledStore: { ...DEFAULT_THROTTLED, ...options.throttledStore },
     batch: options.batch ?? 20_000,
   };
-  if (!(Number.isInteger(resolved.batch) && resolved.batch > 0)) {
-    throw new OptionError("batch", resolved.batch, "a positive integer");
-  }
+  read(SIMULATE_SCHEMA, "batch", resolved.batch);
   return resolved;
 }
 
@@ -206,19 +204,19 @@ function resolve(runner: Scenario, options: SimulateOptions): Resolved {
  * runs.map((r) => [r.strategy, r.recovered]); // [["fixed", false], ["exponential", true]]
  */
 export function simulate(options: SimulateOptions = {}): SimulationResult {
+  checkKeys(SIMULATE_SCHEMA, options);
   const scenario = options.scenario ?? "outage";
   if (!(scenario in SCENARIOS)) {
     throw new OptionError("scenario", scenario, `one of ${Object.keys(SCENARIOS).join(", ")}`);
   }
   const runner = RUNNERS[scenario];
   const strategies = pickStrategies(scenario, SCENARIOS[scenario], options.strategies);
-  const positiveInteger = (v: number) => Number.isInteger(v) && v > 0;
   const clients = list(
     "clients",
     options.clients,
     runner.defaults.clients,
-    positiveInteger,
-    "positive integers",
+    (v) => Number.isInteger(v) && v >= 1 && v <= SIM_LIMITS.clients,
+    `integers in [1, ${SIM_LIMITS.clients}]`,
   );
   const probabilities: readonly (number | null)[] =
     runner.defaults.failureProbability === undefined
@@ -232,8 +230,7 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
         );
   const seed = options.seed ?? 1;
   if (!Number.isInteger(seed)) throw new OptionError("seed", seed, "an integer");
-  const runs = options.runs ?? 1;
-  if (!positiveInteger(runs)) throw new OptionError("runs", runs, "a positive integer");
+  const runs = read<number | undefined>(SIMULATE_SCHEMA, "runs", options.runs) ?? 1;
   const r = resolve(runner, options);
   const seeds = Array.from({ length: runs }, (_, i) => seed + i);
   const total = strategies.length * clients.length * probabilities.length * runs;
