@@ -130,7 +130,9 @@ describe("robustly schedule", () => {
       "--multiplier is not an option of backoff linear, which takes --base, --max, --interval",
     );
     await expect(run("--base=-1")).rejects.toThrow("backoff.base must be a finite number >= 0; got -1");
-    await expect(run("--retries", "many")).rejects.toThrow('--retries must be an integer in [0, 10000]; got "many"');
+    await expect(run("--retries", "many")).rejects.toThrow(
+      '--retries must be an integer in [0, 10000]; got "many"',
+    );
     await expect(run("--colour")).rejects.toThrow("robustly schedule --help");
   });
 });
