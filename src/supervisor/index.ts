@@ -1,5 +1,5 @@
 /**
- * The supervisor (seed 004): restart a crashing worker with backoff, and keep and redeliver every
+ * The supervisor (after Erlang/OTP and Akka): restart a crashing worker with backoff, and keep and redeliver every
  * unacknowledged message, with a bounded buffer, a restart limit, a poison-message limit and groups.
  * The `robustly/supervisor` entry point: Node.js only (threads and processes).
  */
