@@ -197,6 +197,27 @@ function resolve(runner: Scenario, options: SimulateOptions): Resolved {
 }
 
 /**
+ * A per-attempt timeout below the outage server's shortest service time times every attempt out: the
+ * clients of a strategy without backoff then pile up requests the server keeps serving, without end, and
+ * the run grows without bound. Such a run means nothing, so it is refused up front.
+ */
+function checkTimeoutAgainstServer(r: Resolved): void {
+  const shortest =
+    r.server === "latency"
+      ? r.latencyServer.minDelay
+      : r.server === "flaky"
+        ? r.flakyServer.latency
+        : r.capacityServer.latency;
+  if (r.timeout >= 0 && r.timeout < shortest) {
+    throw new OptionError(
+      "timeout",
+      r.timeout,
+      `at least the ${r.server} server's shortest service time (${shortest} ms), or negative for none: below it every attempt times out`,
+    );
+  }
+}
+
+/**
  * Runs a scenario and returns one result per strategy and parameter point.
  *
  * @example
@@ -232,6 +253,7 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
   if (!Number.isInteger(seed)) throw new OptionError("seed", seed, "an integer");
   const runs = read<number | undefined>(SIMULATE_SCHEMA, "runs", options.runs) ?? 1;
   const r = resolve(runner, options);
+  if (scenario === "outage") checkTimeoutAgainstServer(r);
   const seeds = Array.from({ length: runs }, (_, i) => seed + i);
   const total = strategies.length * clients.length * probabilities.length * runs;
   let done = 0;
