@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
 import { TimeoutError } from "../core/errors.js";
 import type { GiveUpReason } from "../core/report.js";
-import { DEFAULTS } from "../policy/options.js";
+import { DEFAULTS, type RetryOptions } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
 import { duration, integer, list, parseCommand, UsageError } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
@@ -176,6 +176,44 @@ function exitStatus(failure: unknown, last: unknown, received: NodeJS.Signals | 
   throw failure;
 }
 
+/** Whether a failed attempt is retried: not when the command could not start; by exit code with `codes`. */
+function retryableBy(codes: readonly number[] | undefined): (error: unknown) => boolean {
+  return (error) => {
+    if (error instanceof SpawnError) return false;
+    if (error instanceof ExitError && codes !== undefined) {
+      return error.code !== null && codes.includes(error.code);
+    }
+    return true;
+  };
+}
+
+/**
+ * The status lines of a run, said with `say`: one per failed attempt. The library decides whether to
+ * retry; these only say what it decided. `most` is the retries the top-level policy allows at most.
+ */
+function statusLines(
+  most: number,
+  say: (line: string) => void,
+): Pick<RetryOptions<void>, "onRetry" | "onGiveUp"> {
+  // "attempt 2/4" when retries are counted; just "attempt 2" when they are not.
+  const of = most < 0 || most === Number.POSITIVE_INFINITY ? "" : `/${most + 1}`;
+  const describe = (error: unknown) =>
+    error instanceof TimeoutError
+      ? `timed out after ${human(error.timeout)}`
+      : error instanceof ExitError
+        ? error.message
+        : String((error as Error).message ?? error);
+  return {
+    onRetry: ({ error, attempt, delay }) => {
+      say(`attempt ${attempt}${of} failed (${describe(error)}); retrying in ${human(delay)}`);
+    },
+    onGiveUp: ({ reason, outcome, attempts }) => {
+      if (reason === "aborted") return;
+      say(`attempt ${attempts}${of} failed (${describe(outcome)}); giving up: ${GIVE_UP[reason]}`);
+    },
+  };
+}
+
 /** Runs `robustly run` with `argv`; resolves with the exit status. */
 export async function runRun(
   argv: readonly string[],
@@ -205,45 +243,18 @@ export async function runRun(
   process.on("SIGINT", onInt);
   process.on("SIGTERM", onTerm);
 
-  // For the status lines only: the attempts the top-level policy allows at most (the library decides).
-  const most = options.maxRetries ?? DEFAULTS.maxRetries;
-  // "attempt 2/4" when retries are counted; just "attempt 2" when they are not.
-  const of = most < 0 || most === Number.POSITIVE_INFINITY ? "" : `/${most + 1}`;
-  const describe = (error: unknown) =>
-    error instanceof TimeoutError
-      ? `timed out after ${human(error.timeout)}`
-      : error instanceof ExitError
-        ? error.message
-        : String((error as Error).message ?? error);
-  const say = (line: string) => {
-    if (!quiet) stderr.write(`robustly: ${line}\n`);
-  };
-
-  const retryable = (error: unknown): boolean => {
-    if (error instanceof SpawnError) return false;
-    if (error instanceof ExitError && retryCodes !== undefined) {
-      return error.code !== null && retryCodes.includes(error.code);
-    }
-    return true;
-  };
-
   let last: unknown;
   try {
     await retry((ctx) => attempts.run(ctx.signal), {
       ...options,
       signal: attempts.controller.signal,
-      retryOn: retryable,
+      retryOn: retryableBy(retryCodes),
       onError: (error) => {
         last = error;
       },
-      // The library decides whether to retry; this only says what it decided.
-      onRetry: ({ error, attempt, delay }) => {
-        say(`attempt ${attempt}${of} failed (${describe(error)}); retrying in ${human(delay)}`);
-      },
-      onGiveUp: ({ reason, outcome, attempts }) => {
-        if (reason === "aborted") return;
-        say(`attempt ${attempts}${of} failed (${describe(outcome)}); giving up: ${GIVE_UP[reason]}`);
-      },
+      ...statusLines(options.maxRetries ?? DEFAULTS.maxRetries, (line) => {
+        if (!quiet) stderr.write(`robustly: ${line}\n`);
+      }),
     });
     return 0;
   } catch (error) {
