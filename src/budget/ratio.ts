@@ -64,10 +64,15 @@ export class RatioBudget extends BudgetBase {
 
   /** Shared mode: takes back `retries` counted in bucket number `bucket`, if it is still in the window. */
   unretry(retries: number, bucket: number): void {
+    const i = this.#slot(bucket, retries);
+    if (i !== undefined) this.#retries[i] = Math.max(0, (this.#retries[i] as number) - retries);
+  }
+
+  /** The window moved to now: the index of bucket number `bucket`, unless it is out of the window or `count` <= 0. */
+  #slot(bucket: number, count: number): number | undefined {
     this.#advance();
-    if (retries <= 0 || bucket > this.#bucket || bucket <= this.#bucket - BUCKETS) return;
-    const i = ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
-    this.#retries[i] = Math.max(0, (this.#retries[i] as number) - retries);
+    if (count <= 0 || bucket > this.#bucket || bucket <= this.#bucket - BUCKETS) return undefined;
+    return ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
   }
 
   /** Shared mode: the retries the window allows now (negative: more are counted than it allows). */
@@ -80,10 +85,8 @@ export class RatioBudget extends BudgetBase {
 
   /** Shared mode: counts `retries` in bucket number `bucket`, if it is in the window. */
   addAt(bucket: number, retries: number): void {
-    this.#advance();
-    if (retries <= 0 || bucket > this.#bucket || bucket <= this.#bucket - BUCKETS) return;
-    const i = ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
-    this.#retries[i] = (this.#retries[i] as number) + retries;
+    const i = this.#slot(bucket, retries);
+    if (i !== undefined) this.#retries[i] = (this.#retries[i] as number) + retries;
   }
 
   /**
@@ -101,10 +104,8 @@ export class RatioBudget extends BudgetBase {
 
   /** Shared mode: counts `requests` in bucket number `bucket`, if it is in the window. */
   addRequestsAt(bucket: number, requests: number): void {
-    this.#advance();
-    if (requests <= 0 || bucket > this.#bucket || bucket <= this.#bucket - BUCKETS) return;
-    const i = ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
-    this.#requests[i] = (this.#requests[i] as number) + requests;
+    const i = this.#slot(bucket, requests);
+    if (i !== undefined) this.#requests[i] = (this.#requests[i] as number) + requests;
   }
 
   /** Shared mode: the retries the window allows in all, spent or not. */

@@ -147,6 +147,32 @@ function resolveLoadOptions(o: LoadOptions): Resolved {
   return { url: url.href, clients, policy, think, timeout, random };
 }
 
+/** One attempt: a GET of `url`, its body read; an HTTP error status throws. */
+async function get(url: string, signal: AbortSignal): Promise<void> {
+  const response = await fetch(url, { signal });
+  // Read the body, so the connection can be reused.
+  await response.arrayBuffer();
+  if (!response.ok) throw new HttpStatusError(response.status);
+}
+
+/** Waits an exponentially distributed time of mean `mean` ms, or until `signal` aborts. */
+function thinkTime(random: () => number, mean: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const ms = -Math.log(1 - random()) * mean;
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
+}
+
 /** Starts the clients at once; each begins with a think time. */
 export function startLoad(options: LoadOptions): RunningLoad {
   const o = resolveLoadOptions(options);
@@ -174,28 +200,8 @@ export function startLoad(options: LoadOptions): RunningLoad {
     },
   };
 
-  const attempt = async ({ signal: attemptSignal }: { signal: AbortSignal }): Promise<void> => {
-    const response = await fetch(o.url, { signal: attemptSignal });
-    // Read the body, so the connection can be reused.
-    await response.arrayBuffer();
-    if (!response.ok) throw new HttpStatusError(response.status);
-  };
-
-  const think = (): Promise<void> =>
-    new Promise<void>((resolve) => {
-      if (signal.aborted) {
-        resolve();
-        return;
-      }
-      const ms = -Math.log(1 - o.random()) * o.think;
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener("abort", done);
-    });
+  const attempt = ({ signal: attemptSignal }: { signal: AbortSignal }) => get(o.url, attemptSignal);
+  const think = () => thinkTime(o.random, o.think, signal);
 
   const client = async (): Promise<void> => {
     while (!signal.aborted) {

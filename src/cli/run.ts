@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
 import { TimeoutError } from "../core/errors.js";
 import type { GiveUpReason } from "../core/report.js";
-import { DEFAULTS } from "../policy/options.js";
+import { DEFAULTS, type RetryOptions } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
 import { duration, integer, list, parseCommand, UsageError } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
@@ -96,6 +96,124 @@ function stop(running: Running, grace: number, signal: NodeJS.Signals = "SIGTERM
   });
 }
 
+/** The attempts of one `robustly run`: one command, never two attempts' processes at once. */
+class Attempts {
+  readonly controller = new AbortController();
+  /** The attempt running now. */
+  current: Running | undefined;
+  /** Resolves once the last attempt's processes are gone. */
+  previous: Promise<void> = Promise.resolve();
+  /** The first signal robustly received. */
+  received: NodeJS.Signals | undefined;
+
+  constructor(
+    readonly file: string,
+    readonly args: readonly string[],
+    readonly grace: number,
+  ) {}
+
+  /** Stops retrying on a signal robustly received, and passes it on to the command. */
+  signal(signal: NodeJS.Signals): void {
+    this.received ??= signal;
+    // The command gets the signal itself (then SIGKILL after the grace period), before the abort below
+    // ends the attempt, whose own abort handling would send SIGTERM instead.
+    if (this.current !== undefined) stop(this.current, this.grace, signal);
+    this.controller.abort(new Error(`received ${signal}`));
+  }
+
+  /** One attempt: runs the command; resolves when it exits with 0, rejects otherwise. */
+  async run(signal: AbortSignal): Promise<void> {
+    // Never two attempts at once: wait until the previous attempt's processes are gone. This
+    // attempt's timeout may run out meanwhile; then it must not start anything.
+    await this.previous;
+    if (this.controller.signal.aborted) throw this.controller.signal.reason;
+    if (signal.aborted) throw signal.reason;
+    let child: ChildProcess;
+    try {
+      child = spawn(this.file, this.args, { stdio: "inherit", detached: true });
+    } catch (error) {
+      throw new SpawnError((error as Error).message);
+    }
+    const outcome = new Promise<void>((resolve, reject) => {
+      child.once("error", (error) => reject(new SpawnError(`cannot run ${this.file}: ${error.message}`)));
+      child.once("exit", (code, killedBy) => {
+        if (code === 0) resolve();
+        else reject(new ExitError(code, killedBy));
+      });
+    });
+    const exited = new Promise<void>((resolve) => {
+      child.once("exit", () => resolve());
+      child.once("error", () => resolve());
+    });
+    const running: Running = { child, exited };
+    this.current = running;
+    this.previous = exited;
+    // A timeout ends the attempt with SIGTERM; a signal robustly received was passed on already.
+    const onAbort = () => {
+      if (this.received === undefined) stop(running, this.grace);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      await outcome;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      if (this.current === running) this.current = undefined;
+    }
+  }
+}
+
+/**
+ * The exit status of `robustly run` once the policy gave up on `failure` (`last`: the last attempt's
+ * error): the last attempt's own after a signal robustly received, else by what ended it.
+ */
+function exitStatus(failure: unknown, last: unknown, received: NodeJS.Signals | undefined): number {
+  if (received !== undefined) {
+    return last instanceof ExitError ? last.status : 128 + (constants.signals[received] ?? 0);
+  }
+  if (failure instanceof ExitError) return failure.status;
+  if (failure instanceof TimeoutError) return 124;
+  if (failure instanceof SpawnError) return 127;
+  throw failure;
+}
+
+/** Whether a failed attempt is retried: not when the command could not start; by exit code with `codes`. */
+function retryableBy(codes: readonly number[] | undefined): (error: unknown) => boolean {
+  return (error) => {
+    if (error instanceof SpawnError) return false;
+    if (error instanceof ExitError && codes !== undefined) {
+      return error.code !== null && codes.includes(error.code);
+    }
+    return true;
+  };
+}
+
+/**
+ * The status lines of a run, said with `say`: one per failed attempt. The library decides whether to
+ * retry; these only say what it decided. `most` is the retries the top-level policy allows at most.
+ */
+function statusLines(
+  most: number,
+  say: (line: string) => void,
+): Pick<RetryOptions<void>, "onRetry" | "onGiveUp"> {
+  // "attempt 2/4" when retries are counted; just "attempt 2" when they are not.
+  const of = most < 0 || most === Number.POSITIVE_INFINITY ? "" : `/${most + 1}`;
+  const describe = (error: unknown) =>
+    error instanceof TimeoutError
+      ? `timed out after ${human(error.timeout)}`
+      : error instanceof ExitError
+        ? error.message
+        : String((error as Error).message ?? error);
+  return {
+    onRetry: ({ error, attempt, delay }) => {
+      say(`attempt ${attempt}${of} failed (${describe(error)}); retrying in ${human(delay)}`);
+    },
+    onGiveUp: ({ reason, outcome, attempts }) => {
+      if (reason === "aborted") return;
+      say(`attempt ${attempts}${of} failed (${describe(outcome)}); giving up: ${GIVE_UP[reason]}`);
+    },
+  };
+}
+
 /** Runs `robustly run` with `argv`; resolves with the exit status. */
 export async function runRun(
   argv: readonly string[],
@@ -119,117 +237,35 @@ export async function runRun(
   const quiet = v.quiet === true;
   const [file, ...args] = v.shell === true ? ["/bin/sh", "-c", command.join(" ")] : command;
 
-  const controller = new AbortController();
-  let current: Running | undefined;
-  let previous: Promise<void> = Promise.resolve();
-  let received: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    received ??= signal;
-    // The command gets the signal itself (then SIGKILL after the grace period), before the abort below
-    // ends the attempt, whose own abort handling would send SIGTERM instead.
-    if (current !== undefined) stop(current, grace, signal);
-    controller.abort(new Error(`received ${signal}`));
-  };
-  const onInt = () => onSignal("SIGINT");
-  const onTerm = () => onSignal("SIGTERM");
+  const attempts = new Attempts(file as string, args, grace);
+  const onInt = () => attempts.signal("SIGINT");
+  const onTerm = () => attempts.signal("SIGTERM");
   process.on("SIGINT", onInt);
   process.on("SIGTERM", onTerm);
 
-  // For the status lines only: the attempts the top-level policy allows at most (the library decides).
-  const most = options.maxRetries ?? DEFAULTS.maxRetries;
-  // "attempt 2/4" when retries are counted; just "attempt 2" when they are not.
-  const of = most < 0 || most === Number.POSITIVE_INFINITY ? "" : `/${most + 1}`;
-  const describe = (error: unknown) =>
-    error instanceof TimeoutError
-      ? `timed out after ${human(error.timeout)}`
-      : error instanceof ExitError
-        ? error.message
-        : String((error as Error).message ?? error);
-  const say = (line: string) => {
-    if (!quiet) stderr.write(`robustly: ${line}\n`);
-  };
-
-  const retryable = (error: unknown): boolean => {
-    if (error instanceof SpawnError) return false;
-    if (error instanceof ExitError && retryCodes !== undefined) {
-      return error.code !== null && retryCodes.includes(error.code);
-    }
-    return true;
-  };
-
   let last: unknown;
   try {
-    await retry(
-      async (ctx) => {
-        // Never two attempts at once: wait until the previous attempt's processes are gone. This
-        // attempt's timeout may run out meanwhile; then it must not start anything.
-        await previous;
-        if (controller.signal.aborted) throw controller.signal.reason;
-        if (ctx.signal.aborted) throw ctx.signal.reason;
-        let child: ChildProcess;
-        try {
-          child = spawn(file as string, args, { stdio: "inherit", detached: true });
-        } catch (error) {
-          throw new SpawnError((error as Error).message);
-        }
-        const outcome = new Promise<void>((resolve, reject) => {
-          child.once("error", (error) => reject(new SpawnError(`cannot run ${file}: ${error.message}`)));
-          child.once("exit", (code, signal) => {
-            if (code === 0) resolve();
-            else reject(new ExitError(code, signal));
-          });
-        });
-        const exited = new Promise<void>((resolve) => {
-          child.once("exit", () => resolve());
-          child.once("error", () => resolve());
-        });
-        const running: Running = { child, exited };
-        current = running;
-        previous = exited;
-        // A timeout ends the attempt with SIGTERM; a signal robustly received was passed on already.
-        const onAbort = () => {
-          if (received === undefined) stop(running, grace);
-        };
-        ctx.signal.addEventListener("abort", onAbort, { once: true });
-        try {
-          await outcome;
-        } finally {
-          ctx.signal.removeEventListener("abort", onAbort);
-          if (current === running) current = undefined;
-        }
+    await retry((ctx) => attempts.run(ctx.signal), {
+      ...options,
+      signal: attempts.controller.signal,
+      retryOn: retryableBy(retryCodes),
+      onError: (error) => {
+        last = error;
       },
-      {
-        ...options,
-        signal: controller.signal,
-        retryOn: retryable,
-        onError: (error) => {
-          last = error;
-        },
-        // The library decides whether to retry; this only says what it decided.
-        onRetry: ({ error, attempt, delay }) => {
-          say(`attempt ${attempt}${of} failed (${describe(error)}); retrying in ${human(delay)}`);
-        },
-        onGiveUp: ({ reason, outcome, attempts }) => {
-          if (reason === "aborted") return;
-          say(`attempt ${attempts}${of} failed (${describe(outcome)}); giving up: ${GIVE_UP[reason]}`);
-        },
-      },
-    );
+      ...statusLines(options.maxRetries ?? DEFAULTS.maxRetries, (line) => {
+        if (!quiet) stderr.write(`robustly: ${line}\n`);
+      }),
+    });
     return 0;
   } catch (error) {
-    const failure = received !== undefined ? last : error;
-    await previous;
-    if (received !== undefined) {
-      return last instanceof ExitError ? last.status : 128 + (constants.signals[received] ?? 0);
+    const failure = attempts.received !== undefined ? last : error;
+    await attempts.previous;
+    const status = exitStatus(failure, last, attempts.received);
+    // A command that could not start: the status line said so already, unless --quiet silenced it.
+    if (quiet && failure instanceof SpawnError && attempts.received === undefined) {
+      stderr.write(`robustly: ${failure.message}\n`);
     }
-    if (failure instanceof ExitError) return failure.status;
-    if (failure instanceof TimeoutError) return 124;
-    if (failure instanceof SpawnError) {
-      // The status line said it already, unless --quiet silenced it.
-      if (quiet) stderr.write(`robustly: ${failure.message}\n`);
-      return 127;
-    }
-    throw failure;
+    return status;
   } finally {
     process.off("SIGINT", onInt);
     process.off("SIGTERM", onTerm);

@@ -21,7 +21,7 @@ import {
   type Stopping,
   type Unit,
 } from "./group.js";
-import { Exits, startIncarnation, watchAck, watchStart } from "./lifecycle.js";
+import { Exits, startIncarnation, type Timing, watchAck, watchStart } from "./lifecycle.js";
 import { DONE } from "./mailbox.js";
 import { type ResolvedSupervisorOptions, resolveStopOptions, resolveSupervisorOptions } from "./options.js";
 import { decideRestart } from "./restart.js";
@@ -181,7 +181,9 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     entry.deliveries += 1;
     this.#m.delivered += 1;
     if (entry.deliveries > 1) this.#m.redelivered += 1;
-    watchAck(entry, incarnation, this.#o.clock, this.#o.ackTimeout, (cause) => this.#crash(child, cause));
+    const ackTimeout = this.#o.ackTimeout;
+    if (ackTimeout !== Number.POSITIVE_INFINITY)
+      watchAck(entry, incarnation, this.#timing(child, ackTimeout));
     try {
       (incarnation.handle as WorkerHandle<M>).deliver({
         id: entry.id,
@@ -192,6 +194,11 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
       // The message cannot be handed over at all (not structured-clonable): no redelivery would help.
       this.#deadLetter(entry, "undeliverable", error instanceof Error ? error : new Error(String(error)));
     }
+  }
+
+  /** A timeout of `ms` on `child`, which crashes it. */
+  #timing(child: Child<M, R>, ms: number): Timing {
+    return { clock: this.#o.clock, ms, crash: (cause) => this.#crash(child, cause) };
   }
 
   #dropOldest(): void {
@@ -274,7 +281,7 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
         threadId: incarnation.handle?.threadId,
       });
     }
-    watchStart(child, incarnation, this.#o.clock, this.#o.startTimeout, (cause) => this.#crash(child, cause));
+    watchStart(child, incarnation, this.#timing(child, this.#o.startTimeout));
   }
 
   #ready(child: Child<M, R>): void {
