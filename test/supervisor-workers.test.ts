@@ -328,6 +328,7 @@ describe("crash storms: 10,000 messages, nothing lost, nothing answered twice", 
       concurrency: 8,
       maxRestarts: -1,
       maxDeliveries: -1,
+      poisonAfter: 1000,
       maxPending: -1,
     });
     const killer = killAtRandom(s, 25);
@@ -359,6 +360,7 @@ describe("crash storms: 10,000 messages, nothing lost, nothing answered twice", 
       worker: threadWorker(fixture("storm.mjs"), { execArgv: [], workerData: { exitWithinMs: 150 } }),
       maxRestarts: -1,
       maxDeliveries: -1,
+      poisonAfter: 1000,
       maxPending: -1,
     });
     const { results, acks } = await storm(s, async (track) => {
@@ -381,6 +383,7 @@ describe("crash storms: 10,000 messages, nothing lost, nothing answered twice", 
       maxPending: 64,
       maxRestarts: -1,
       maxDeliveries: -1,
+      poisonAfter: 1000,
     });
     const dropped = new Set<number>();
     s.on("drop", ({ message }) => dropped.add(message));

@@ -23,6 +23,7 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
   ceiling: 10,
   maxPending: 1000,
   maxDeliveries: 5,
+  poisonAfter: 3,
   maxRestarts: 10,
   restartWindow: 60_000,
   ackTimeout: -1,
@@ -41,6 +42,7 @@ export interface ResolvedSupervisorOptions<M, R> {
   readonly backoff: Backoff;
   readonly maxPending: number;
   readonly maxDeliveries: number;
+  readonly poisonAfter: number;
   readonly maxRestarts: number;
   readonly restartWindow: number;
   readonly ackTimeout: number;
@@ -136,6 +138,8 @@ export function resolveSupervisorOptions<M, R>(
       "an integer >= 1 (negative or Infinity = no limit)",
     );
   }
+  const poisonAfter =
+    read<number>(SUPERVISOR_SCHEMA, "poisonAfter", o.poisonAfter) ?? SUPERVISOR_DEFAULTS.poisonAfter;
   const maxRestarts = read<number>(
     SUPERVISOR_SCHEMA,
     "maxRestarts",
@@ -165,6 +169,7 @@ export function resolveSupervisorOptions<M, R>(
     backoff,
     maxPending,
     maxDeliveries,
+    poisonAfter,
     maxRestarts,
     restartWindow,
     ackTimeout,

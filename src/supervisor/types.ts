@@ -127,9 +127,19 @@ export interface SuperviseOptions<M, R> {
    */
   maxDeliveries?: number;
   /**
+   * Crashes of its worker one message may cause: a message in flight when its worker crashed `poisonAfter`
+   * times is a poison message, dead-lettered with a `MessageDeadLetteredError` (reason `"poison"`) instead
+   * of being delivered again. Its crashes then stop counting against `maxRestarts` as soon as the worker
+   * acknowledges another message: a few poison messages among many good ones never make the supervisor give
+   * up, while a worker that crashes on every message still does. An integer in [1, 1000]; default 3.
+   */
+  poisonAfter?: number;
+  /**
    * Restarts allowed within `restartWindow` (Akka's maxNrOfRetries); past it the supervisor gives up on
    * the worker (on the whole group under all-for-one): it stays stopped and every message it held is
-   * rejected with a `SupervisorGaveUpError`. 0 = never restart; negative or Infinity = no limit. Default 10.
+   * rejected with a `SupervisorGaveUpError`. The crashes of a poison message do not count once the worker
+   * has acknowledged a message since (see `poisonAfter`). 0 = never restart; negative or Infinity = no
+   * limit. Default 10.
    */
   maxRestarts?: number;
   /** The window over which `maxRestarts` counts (Akka's withinTimeRange); negative or Infinity = forever. Default 60,000. */
@@ -193,7 +203,7 @@ export interface SupervisorMetrics {
   readonly restarts: number;
   /** Messages dropped by `maxPending`. */
   readonly dropped: number;
-  /** Messages whose sender got an error instead of a reply: dropped, past `maxDeliveries`, given up on, stopped, undeliverable. */
+  /** Messages whose sender got an error instead of a reply: dropped, past `maxDeliveries` or `poisonAfter`, given up on, stopped, undeliverable. */
   readonly deadLettered: number;
   /** Messages held now (waiting or in flight). */
   readonly pending: number;
@@ -202,7 +212,13 @@ export interface SupervisorMetrics {
 }
 
 /** Why a message got an error instead of a reply. */
-export type DeadLetterReason = "dropped" | "max-deliveries" | "gave-up" | "stopped" | "undeliverable";
+export type DeadLetterReason =
+  | "dropped"
+  | "max-deliveries"
+  | "poison"
+  | "gave-up"
+  | "stopped"
+  | "undeliverable";
 
 /** The events a supervisor emits, by name. */
 export interface SupervisorEvents<M, R> {
@@ -216,7 +232,7 @@ export interface SupervisorEvents<M, R> {
   };
   /** A worker became ready; messages flow to it. */
   ready: { readonly worker: number; readonly incarnation: number };
-  /** A worker crashed; the messages it held will be delivered again (or dead-lettered past `maxDeliveries`). */
+  /** A worker crashed; the messages it held will be delivered again (or dead-lettered past `maxDeliveries` or `poisonAfter`). */
   crash: {
     readonly worker: number;
     readonly incarnation: number;
