@@ -846,8 +846,8 @@ describe("stop", () => {
 
     const other = setup<number, number>({ worker: worker(() => new Promise<number>(() => {})) });
     const b = track([other.s.send(1)]);
-    const draining = other.s.stop();
-    await other.clock.advance(10_000);
+    const draining = other.s.stop({ timeout: -1 });
+    await other.clock.advance(60_000);
     expect(b.results[0]).toBeUndefined();
     const cut = other.s.stop({ drain: false });
     expect(cut).toBe(draining);
@@ -1192,6 +1192,9 @@ describe("options are validated up front", () => {
       'stop: drain must be true or false; got "yes"',
     );
     await expect(s.stop({ wait: 1 } as never)).rejects.toBeInstanceOf(OptionError);
+    await expect(s.stop({ timeout: 86_400_001 })).rejects.toThrow(
+      "stop: timeout must be a number of ms in [0, 86400000] (24 h), or negative or Infinity to wait as long as it takes; got 86400001",
+    );
     await s.stop();
   });
 

@@ -131,11 +131,15 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
       this.#stop = beginStop();
       this.#state = "stopping";
       if (drain && timeout !== Number.POSITIVE_INFINITY) {
-        this.#stop.timer = this.#o.clock.setTimer(timeout, () => this.#rejectAll());
+        this.#stop.timer = this.#o.clock.setTimer(timeout, () =>
+          this.#rejectAll(
+            `The supervisor stopped before the message was answered: stop's timeout (${timeout} ms) ran out`,
+          ),
+        );
       }
     }
     // A second stop({ drain: false }) while draining cuts the drain short.
-    if (!drain) this.#rejectAll();
+    if (!drain) this.#rejectAll(undefined);
     this.#checkDrained();
     return this.#stop.promise;
   }
@@ -356,13 +360,14 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
 
   // ----- stopping ----------------------------------------------------------------------------------------
 
-  #rejectAll(): void {
+  /** Rejects every held message with a `SupervisorStoppedError` saying `why` (or the default text). */
+  #rejectAll(why: string | undefined): void {
     const stop = this.#stop;
     if (stop === undefined) return;
     cancelDrainTimer(stop);
     if (this.#held === 0) return;
     stop.drained = false;
-    const error = new SupervisorStoppedError();
+    const error = new SupervisorStoppedError(why);
     for (const child of this.#children) {
       for (const entry of child.mailbox.heldLetters()) this.#deadLetter(entry, "stopped", error);
     }

@@ -144,7 +144,12 @@ export interface SuperviseOptions<M, R> {
   maxRestarts?: number;
   /** The window over which `maxRestarts` counts (Akka's withinTimeRange); negative or Infinity = forever. Default 60,000. */
   restartWindow?: number;
-  /** A message not acknowledged within this time counts as a crash of its worker (it hangs). Negative or Infinity = none (default). */
+  /**
+   * A message not acknowledged within this time counts as a crash of its worker (it hangs): the worker is
+   * stopped and restarted, and the message delivered again (it counts towards `poisonAfter`). Negative or
+   * Infinity = none (default): a handler may take as long as it needs, and only `stop()`'s `timeout` ends
+   * the wait.
+   */
   ackTimeout?: number;
   /** A worker not ready within this time after its start counts as crashed. Negative or Infinity = none (default). */
   startTimeout?: number;
@@ -161,7 +166,13 @@ export interface StopOptions {
    * every pending message with a `SupervisorStoppedError` at once. New messages are refused either way.
    */
   drain?: boolean;
-  /** With `drain`: after this many ms, reject whatever is still pending. Negative or Infinity = wait as long as it takes (default). */
+  /**
+   * With `drain`: after this many ms, reject whatever is still pending with a `SupervisorStoppedError` and
+   * stop the workers (a thread or process worker gets its own `stopTimeout` of grace, then is killed), so
+   * that a handler that never returns cannot hold `stop()` (or a sender) forever. At most 86,400,000 (24 h);
+   * negative or Infinity = wait as long as it takes. Default 10,000. To bound each message rather than the
+   * stop, see `ackTimeout`.
+   */
   timeout?: number;
 }
 
@@ -305,7 +316,10 @@ export interface Supervisor<M, R> {
    * and the reply must be structured-clonable.
    */
   send(message: M): Promise<R>;
-  /** Stops: drains or rejects the pending messages (see `StopOptions`), then stops every worker and resolves once they are gone. */
+  /**
+   * Stops: drains the pending messages (for at most 10 s by default) or rejects them (see `StopOptions`),
+   * then stops every worker and resolves once they are gone.
+   */
   stop(options?: StopOptions): Promise<void>;
   /** Listens to an event; `dispose()` removes the listener. A listener's error is reported as a process warning. */
   on<K extends keyof SupervisorEvents<M, R>>(

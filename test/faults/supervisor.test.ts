@@ -1,15 +1,55 @@
 // The supervisor against what takes supervisors down in production: a few poison messages among many
 // good ones, and a handler that never returns when the supervisor is asked to stop.
+import { readFileSync } from "node:fs";
 import {
   inProcessWorker,
   MessageDeadLetteredError,
+  processWorker,
   type SupervisorEvents,
   SupervisorGaveUpError,
+  SupervisorStoppedError,
   supervise,
 } from "robustly/supervisor";
 import { seededRandom } from "robustly/testing";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compileServe, fixture } from "../fixtures/supervisor/serve-module.js";
 import { type Settled, VirtualClock } from "../support/drive.js";
+
+// Process workers run the worker side of the source under test (see the fixture).
+let serve: ReturnType<typeof compileServe>;
+beforeAll(() => {
+  serve = compileServe();
+  process.env.ROBUSTLY_SERVE_URL = serve.url;
+});
+afterAll(() => {
+  serve.dispose();
+  delete process.env.ROBUSTLY_SERVE_URL;
+});
+
+/** The state letter of /proc/<pid>/stat ("Z" for a zombie), or undefined once the process is gone. */
+function procState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolves with `promise`, or rejects after `ms` of real time. */
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Records how each promise settles, in order. */
 function settle<T>(promises: Promise<T>[]): (Settled<T> | undefined)[] {
@@ -87,5 +127,65 @@ describe("poison messages among good ones", () => {
       expect((r as { error: unknown }).error).toBeInstanceOf(SupervisorGaveUpError);
     await s.stop();
     expect(clock.pending).toBe(0);
+  });
+});
+
+describe("stop() with a handler that never returns", () => {
+  it("stop() ends after 10 s by default: the unanswered messages are rejected with a SupervisorStoppedError, nothing is left", async () => {
+    const clock = new VirtualClock();
+    const signals: AbortSignal[] = [];
+    const s = supervise<number, number>({
+      worker: inProcessWorker(() => (_n, { signal }) => {
+        signals.push(signal);
+        return new Promise<number>(() => {});
+      }),
+      clock,
+    });
+    const results = settle([s.send(1), s.send(2)]);
+    await clock.runAll();
+    let stopped = false;
+    void s.stop().then(() => {
+      stopped = true;
+    });
+    await clock.advance(9_999);
+    expect([stopped, results[0], results[1]]).toEqual([false, undefined, undefined]);
+    await clock.advance(1);
+    await clock.runAll();
+    expect(stopped).toBe(true);
+    for (const r of results) {
+      const error = (r as { error: Error }).error;
+      expect(error).toBeInstanceOf(SupervisorStoppedError);
+      expect(error.message).toBe(
+        "The supervisor stopped before the message was answered: stop's timeout (10000 ms) ran out",
+      );
+    }
+    expect(signals.map((signal) => signal.aborted)).toEqual([true]);
+    expect(s.state).toBe("stopped");
+    expect(clock.pending).toBe(0);
+  });
+
+  it("with a real process worker, stop() ends by default and the child process is gone afterwards", async () => {
+    const clock = new VirtualClock();
+    const s = supervise<{ op: string }, unknown>({
+      worker: processWorker(fixture("echo.mjs"), { execArgv: [], stdio: "ignore" }),
+      clock,
+    });
+    try {
+      const ready = new Promise<void>((resolve) => s.on("ready", () => resolve()));
+      const result = settle([s.send({ op: "hang" })]);
+      await within(20_000, "the worker's start", ready);
+      const pid = s.workers[0]?.pid as number;
+      expect(procState(pid)).toBeDefined();
+      const stopped = s.stop();
+      await clock.advance(10_000);
+      // The worker is asked to exit, and killed when the grace of its kind ends.
+      await clock.advance(1_000);
+      await within(20_000, "stop()", stopped);
+      expect((result[0] as { error: unknown }).error).toBeInstanceOf(SupervisorStoppedError);
+      expect(procState(pid)).toBeUndefined();
+      expect(clock.pending).toBe(0);
+    } finally {
+      await s.stop({ drain: false });
+    }
   });
 });
