@@ -101,7 +101,7 @@ describe("robustly run", () => {
     expect(run.stdout).toBe("42\n");
   });
 
-  it("SIGINT stops retrying and reaches the command, whose exit code comes back", async () => {
+  it("SIGINT stops retrying and reaches the command's whole group; robustly exits 130", async () => {
     const waiting = script(
       "waiting",
       "echo $$ >> pids; trap 'echo got INT; exit 130' INT; echo ready; sleep 30 & echo $! >> pids; wait",
