@@ -2,9 +2,12 @@
 // processes behind, servers that redirect or do not answer, and files that are not what they seem. Real
 // processes, short real timeouts, generous bounds.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startLoad } from "../../src/cli/load.js";
 import { killLeftovers, leftovers, runCli, script, startCli } from "../support/commands.js";
 
 let dir: string;
@@ -100,5 +103,81 @@ describe("robustly run and signals", () => {
     expect(readFileSync(join(dir, "count"), "utf8").trim()).toBe("2");
     expect(existsSync(join(dir, "overlap"))).toBe(false);
     expect(await leftovers(dir)).toEqual([]);
+  });
+});
+
+/** An HTTP server on 127.0.0.1 that answers every request with `status` and `headers`; counts them. */
+async function loopbackServer(status: number, headers: Record<string, string> = {}) {
+  let requests = 0;
+  const server: Server = createServer((_req, res) => {
+    requests += 1;
+    res.writeHead(status, headers).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    port,
+    requests: () => requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const LOAD = ["--clients", "2", "--think", "10ms", "--timeout", "500ms", "--interval", "10s"];
+
+describe("robustly load never leaves loopback, and says when nothing answered", () => {
+  it("a redirect away from loopback is refused with a clear error, not followed, and the exit is non-zero", async () => {
+    // TEST-NET-1: an address that is not loopback, and that nothing answers.
+    const server = await loopbackServer(302, { location: "http://192.0.2.1/elsewhere" });
+    const run = startCli(dir, "load", ["--url", server.url, "--duration", "3s", ...LOAD]);
+    try {
+      const { code } = await run.exited;
+      expect(code).toBe(1);
+      expect(run.output.stderr).toContain(
+        `robustly: ${server.url} redirected to http://192.0.2.1/elsewhere, which is not on a loopback address: robustly load never leaves loopback`,
+      );
+      expect(server.requests()).toBeGreaterThan(0);
+    } finally {
+      run.child.kill("SIGKILL");
+      await server.close();
+    }
+  });
+
+  it("against a port where nothing listens, the exit is non-zero and says that nothing answered", async () => {
+    const gone = await loopbackServer(200);
+    await gone.close();
+    const run = startCli(dir, "load", ["--url", gone.url, "--duration", "1s", ...LOAD]);
+    try {
+      const { code } = await run.exited;
+      expect(code).toBe(1);
+      expect(run.output.stderr).toMatch(
+        new RegExp(
+          `^robustly: nothing answered at ${gone.url.replace(/\./g, "\\.")}: \\d+ attempts, none got an HTTP answer\n$`,
+        ),
+      );
+    } finally {
+      run.child.kill("SIGKILL");
+    }
+  });
+
+  it("a redirect to another loopback URL is still followed", async () => {
+    const target = await loopbackServer(200);
+    const server = await loopbackServer(307, { location: `${target.url}moved` });
+    const load = startLoad({ url: server.url, clients: 2, think: 10, timeout: 1000 });
+    try {
+      const deadline = performance.now() + 10_000;
+      while (load.snapshot().ok < 3 && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      const summary = await load.stop();
+      await Promise.all([server.close(), target.close()]);
+      expect(summary.errors).toBe(0);
+      expect(target.requests()).toBeGreaterThanOrEqual(3);
+    }
   });
 });
