@@ -1,13 +1,25 @@
 // The command line against what a real system does to it: signals of every kind, commands that leave
 // processes behind, servers that redirect or do not answer, and files that are not what they seem. Real
 // processes, short real timeouts, generous bounds.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startLoad } from "../../src/cli/load.js";
+import { runPlot } from "../../src/cli/plot.js";
 import { killLeftovers, leftovers, runCli, script, startCli } from "../support/commands.js";
 
 let dir: string;
@@ -179,5 +191,57 @@ describe("robustly load never leaves loopback, and says when nothing answered", 
       expect(summary.errors).toBe(0);
       expect(target.requests()).toBeGreaterThanOrEqual(3);
     }
+  });
+});
+
+/** `robustly plot --out DIR` of one small policy chart (policy.svg and index.html), and `more` flags. */
+async function plotInto(out: string, ...more: string[]): Promise<number> {
+  const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
+  return runPlot(
+    ["--out", out, "--backoff", "constant", "--jitter", "none", "--retries", "3", ...more],
+    quiet,
+  );
+}
+
+describe("robustly plot --out replaces only its own charts, never through a symbolic link", () => {
+  it("a file that is not a chart robustly plot wrote is refused unless --force; its own charts are replaced", async () => {
+    const out = join(dir, "plots");
+    mkdirSync(out);
+    writeFileSync(join(out, "index.html"), "my notes\n");
+    await expect(plotInto(out)).rejects.toThrow(
+      `${join(out, "index.html")} exists and is not a file robustly plot wrote; pass --force to replace it`,
+    );
+    expect(readFileSync(join(out, "index.html"), "utf8")).toBe("my notes\n");
+    expect(readdirSync(out)).toEqual(["index.html"]);
+    expect(await plotInto(out, "--force")).toBe(0);
+    expect(readFileSync(join(out, "index.html"), "utf8")).toContain("<!doctype html>");
+    // What it wrote itself it replaces without --force, and it leaves no temporary file behind.
+    expect(await plotInto(out)).toBe(0);
+    expect(readdirSync(out).sort()).toEqual(["index.html", "policy.svg"]);
+  });
+
+  it("a symbolic link, as a chart's file or as --out itself, is never followed", async () => {
+    const victim = join(dir, "victim.txt");
+    writeFileSync(victim, "precious\n");
+    const out = join(dir, "plots");
+    mkdirSync(out);
+    symlinkSync(victim, join(out, "policy.svg"));
+    await expect(plotInto(out)).rejects.toThrow(
+      `${join(out, "policy.svg")} is a symbolic link: robustly plot never writes through one; pass --force to replace the link itself`,
+    );
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(await plotInto(out, "--force")).toBe(0);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(lstatSync(join(out, "policy.svg")).isSymbolicLink()).toBe(false);
+
+    const real = join(dir, "real");
+    mkdirSync(real);
+    symlinkSync(real, join(dir, "linked"));
+    for (const force of [[], ["--force"]]) {
+      await expect(plotInto(join(dir, "linked"), ...force)).rejects.toThrow(
+        `--out ${join(dir, "linked")} is a symbolic link: robustly plot never follows one; name the directory itself`,
+      );
+    }
+    expect(readdirSync(real)).toEqual([]);
   });
 });
