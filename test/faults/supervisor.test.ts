@@ -1,6 +1,5 @@
 // The supervisor against what takes supervisors down in production: a few poison messages among many
 // good ones, and a handler that never returns when the supervisor is asked to stop.
-import { readFileSync } from "node:fs";
 import {
   inProcessWorker,
   MessageDeadLetteredError,
@@ -11,45 +10,13 @@ import {
   supervise,
 } from "robustly/supervisor";
 import { seededRandom } from "robustly/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileServe, fixture } from "../fixtures/supervisor/serve-module.js";
-import { type Settled, VirtualClock } from "../support/drive.js";
+import { describe, expect, it } from "vitest";
+import { fixture, useCompiledServe } from "../fixtures/supervisor/serve-module.js";
+import { procState } from "../support/commands.js";
+import { type Settled, VirtualClock, within } from "../support/drive.js";
 
 // Process workers run the worker side of the source under test (see the fixture).
-let serve: ReturnType<typeof compileServe>;
-beforeAll(() => {
-  serve = compileServe();
-  process.env.ROBUSTLY_SERVE_URL = serve.url;
-});
-afterAll(() => {
-  serve.dispose();
-  delete process.env.ROBUSTLY_SERVE_URL;
-});
-
-/** The state letter of /proc/<pid>/stat ("Z" for a zombie), or undefined once the process is gone. */
-function procState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Resolves with `promise`, or rejects after `ms` of real time. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+useCompiledServe();
 
 /** Records how each promise settles, in order. */
 function settle<T>(promises: Promise<T>[]): (Settled<T> | undefined)[] {

@@ -89,15 +89,20 @@ export function startCli(dir: string, command: string, args: readonly string[]):
   return { child, exited, output, waitFor };
 }
 
-/** Whether `pid` runs: it exists and is not a zombie (a killed process whose parent has not reaped it). */
-export function running(pid: number): boolean {
+/** The state letter of /proc/<pid>/stat ("Z" for a zombie), or undefined once the process is gone. */
+export function procState(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const close = stat.lastIndexOf(")");
-    return stat.slice(close + 2, close + 3) !== "Z";
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Whether `pid` runs: it exists and is not a zombie (a killed process whose parent has not reaped it). */
+export function running(pid: number): boolean {
+  const state = procState(pid);
+  return state !== undefined && state !== "Z";
 }
 
 /** The pids the scripts in `dir` recorded in its `pids` file. */
