@@ -2,17 +2,19 @@
  * `robustly run -- COMMAND [ARGS...]`: runs a command and retries it by a policy when it fails.
  *
  * The command runs in a process group of its own (as coreutils' `timeout` runs it), so that a timeout
- * or a signal reaches every process it started: SIGTERM to the group, then SIGKILL after a grace period.
- * An attempt starts only once the previous one's processes are gone.
+ * or a signal reaches every process it started: SIGTERM (or the signal) to the group, then SIGKILL after a
+ * grace period, polling until the group is gone. A failed attempt's group is ended the same way, so an
+ * attempt starts only once every process of the previous one is gone.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
 import { TimeoutError } from "../core/errors.js";
 import type { GiveUpReason } from "../core/report.js";
-import { DEFAULTS, type RetryOptions } from "../policy/options.js";
+import { DEFAULTS } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
 import { duration, integer, list, parseCommand, UsageError } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
+import { end, type Running, STOP_SIGNALS } from "./process-group.js";
 import { human } from "./schedule.js";
 
 export const RUN_HELP = `robustly run: run a command, and retry it when it fails
@@ -20,16 +22,20 @@ export const RUN_HELP = `robustly run: run a command, and retry it when it fails
 Usage: robustly run [policy flags | --config FILE] [options] -- COMMAND [ARGS...]
 
   --retry-on-exit CODES  exit codes to retry, e.g. 1,75 (default: any non-zero)
-  --grace T              after a timeout or a signal, SIGKILL this long after SIGTERM (default 5s)
+  --grace T              after a timeout, a signal or a failed attempt, SIGKILL what still runs of the
+                         command's processes this long after SIGTERM (default 5s)
   --shell                run COMMAND through /bin/sh -c (default: no shell)
   --quiet                no status lines on stderr
   -h, --help             this help
 
 The command's stdin, stdout and stderr pass through; robustly adds one status line per failed attempt
 on stderr. The exit code is the last attempt's: its own code, 128 + N if signal N ended it, 124 if its
-timeout ended it, 127 if the command could not be started. Ctrl-C (SIGINT) or SIGTERM stops retrying
-and is passed on to the command. The command runs in a process group of its own, so a timeout ends
-every process it started; from a terminal it cannot read the keyboard (as with timeout(1)).
+timeout ended it, 127 if the command could not be started. Ctrl-C (SIGINT), SIGTERM, SIGHUP or SIGQUIT
+stops retrying, is passed on to the command's process group (SIGKILL after the grace period), and
+robustly exits with 128 + the signal's number. The command runs in a process group of its own, so a
+timeout ends every process it started, and the processes a failed attempt leaves behind are ended
+before the next attempt (SIGTERM, then SIGKILL after the grace period); from a terminal it cannot read
+the keyboard (as with timeout(1)).
 
 ${POLICY_HELP}`;
 
@@ -66,154 +72,6 @@ export class SpawnError extends Error {
   override readonly name = "SpawnError";
 }
 
-interface Running {
-  child: ChildProcess;
-  exited: Promise<void>;
-}
-
-/** Sends `signal` to the process group of `child`; false when the group is gone. */
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals | 0): boolean {
-  if (child.pid === undefined) return false;
-  try {
-    // The group outlives its leader when the command left background processes behind.
-    process.kill(-child.pid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Sends `signal` (SIGTERM by default) to the command's process group, then SIGKILL after `grace` ms to
- * whatever is left of the group, even after the command itself has exited.
- */
-function stop(running: Running, grace: number, signal: NodeJS.Signals = "SIGTERM"): void {
-  signalGroup(running.child, signal);
-  const timer = setTimeout(() => signalGroup(running.child, "SIGKILL"), grace);
-  running.exited.then(() => {
-    // Nothing left in the group: no need to wait out the grace period.
-    if (!signalGroup(running.child, 0)) clearTimeout(timer);
-  });
-}
-
-/** The attempts of one `robustly run`: one command, never two attempts' processes at once. */
-class Attempts {
-  readonly controller = new AbortController();
-  /** The attempt running now. */
-  current: Running | undefined;
-  /** Resolves once the last attempt's processes are gone. */
-  previous: Promise<void> = Promise.resolve();
-  /** The first signal robustly received. */
-  received: NodeJS.Signals | undefined;
-
-  constructor(
-    readonly file: string,
-    readonly args: readonly string[],
-    readonly grace: number,
-  ) {}
-
-  /** Stops retrying on a signal robustly received, and passes it on to the command. */
-  signal(signal: NodeJS.Signals): void {
-    this.received ??= signal;
-    // The command gets the signal itself (then SIGKILL after the grace period), before the abort below
-    // ends the attempt, whose own abort handling would send SIGTERM instead.
-    if (this.current !== undefined) stop(this.current, this.grace, signal);
-    this.controller.abort(new Error(`received ${signal}`));
-  }
-
-  /** One attempt: runs the command; resolves when it exits with 0, rejects otherwise. */
-  async run(signal: AbortSignal): Promise<void> {
-    // Never two attempts at once: wait until the previous attempt's processes are gone. This
-    // attempt's timeout may run out meanwhile; then it must not start anything.
-    await this.previous;
-    if (this.controller.signal.aborted) throw this.controller.signal.reason;
-    if (signal.aborted) throw signal.reason;
-    let child: ChildProcess;
-    try {
-      child = spawn(this.file, this.args, { stdio: "inherit", detached: true });
-    } catch (error) {
-      throw new SpawnError((error as Error).message);
-    }
-    const outcome = new Promise<void>((resolve, reject) => {
-      child.once("error", (error) => reject(new SpawnError(`cannot run ${this.file}: ${error.message}`)));
-      child.once("exit", (code, killedBy) => {
-        if (code === 0) resolve();
-        else reject(new ExitError(code, killedBy));
-      });
-    });
-    const exited = new Promise<void>((resolve) => {
-      child.once("exit", () => resolve());
-      child.once("error", () => resolve());
-    });
-    const running: Running = { child, exited };
-    this.current = running;
-    this.previous = exited;
-    // A timeout ends the attempt with SIGTERM; a signal robustly received was passed on already.
-    const onAbort = () => {
-      if (this.received === undefined) stop(running, this.grace);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      await outcome;
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-      if (this.current === running) this.current = undefined;
-    }
-  }
-}
-
-/**
- * The exit status of `robustly run` once the policy gave up on `failure` (`last`: the last attempt's
- * error): the last attempt's own after a signal robustly received, else by what ended it.
- */
-function exitStatus(failure: unknown, last: unknown, received: NodeJS.Signals | undefined): number {
-  if (received !== undefined) {
-    return last instanceof ExitError ? last.status : 128 + (constants.signals[received] ?? 0);
-  }
-  if (failure instanceof ExitError) return failure.status;
-  if (failure instanceof TimeoutError) return 124;
-  if (failure instanceof SpawnError) return 127;
-  throw failure;
-}
-
-/** Whether a failed attempt is retried: not when the command could not start; by exit code with `codes`. */
-function retryableBy(codes: readonly number[] | undefined): (error: unknown) => boolean {
-  return (error) => {
-    if (error instanceof SpawnError) return false;
-    if (error instanceof ExitError && codes !== undefined) {
-      return error.code !== null && codes.includes(error.code);
-    }
-    return true;
-  };
-}
-
-/**
- * The status lines of a run, said with `say`: one per failed attempt. The library decides whether to
- * retry; these only say what it decided. `most` is the retries the top-level policy allows at most.
- */
-function statusLines(
-  most: number,
-  say: (line: string) => void,
-): Pick<RetryOptions<void>, "onRetry" | "onGiveUp"> {
-  // "attempt 2/4" when retries are counted; just "attempt 2" when they are not.
-  const of = most < 0 || most === Number.POSITIVE_INFINITY ? "" : `/${most + 1}`;
-  const describe = (error: unknown) =>
-    error instanceof TimeoutError
-      ? `timed out after ${human(error.timeout)}`
-      : error instanceof ExitError
-        ? error.message
-        : String((error as Error).message ?? error);
-  return {
-    onRetry: ({ error, attempt, delay }) => {
-      say(`attempt ${attempt}${of} failed (${describe(error)}); retrying in ${human(delay)}`);
-    },
-    onGiveUp: ({ reason, outcome, attempts }) => {
-      if (reason === "aborted") return;
-      say(`attempt ${attempts}${of} failed (${describe(outcome)}); giving up: ${GIVE_UP[reason]}`);
-    },
-  };
-}
-
 /** Runs `robustly run` with `argv`; resolves with the exit status. */
 export async function runRun(
   argv: readonly string[],
@@ -237,38 +95,118 @@ export async function runRun(
   const quiet = v.quiet === true;
   const [file, ...args] = v.shell === true ? ["/bin/sh", "-c", command.join(" ")] : command;
 
-  const attempts = new Attempts(file as string, args, grace);
-  const onInt = () => attempts.signal("SIGINT");
-  const onTerm = () => attempts.signal("SIGTERM");
-  process.on("SIGINT", onInt);
-  process.on("SIGTERM", onTerm);
+  const controller = new AbortController();
+  // The last attempt, until its every process is gone.
+  let current: Running | undefined;
+  let previous: Promise<void> = Promise.resolve();
+  let received: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    received ??= signal;
+    // The command's group gets the signal itself (then SIGKILL after the grace period), before the abort
+    // below ends the attempt, whose own abort handling would send SIGTERM instead.
+    if (current !== undefined) void end(current, grace, signal);
+    controller.abort(new Error(`received ${signal}`));
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
 
-  let last: unknown;
-  try {
-    await retry((ctx) => attempts.run(ctx.signal), {
-      ...options,
-      signal: attempts.controller.signal,
-      retryOn: retryableBy(retryCodes),
-      onError: (error) => {
-        last = error;
-      },
-      ...statusLines(options.maxRetries ?? DEFAULTS.maxRetries, (line) => {
-        if (!quiet) stderr.write(`robustly: ${line}\n`);
-      }),
-    });
-    return 0;
-  } catch (error) {
-    const failure = attempts.received !== undefined ? last : error;
-    await attempts.previous;
-    const status = exitStatus(failure, last, attempts.received);
-    // A command that could not start: the status line said so already, unless --quiet silenced it.
-    if (quiet && failure instanceof SpawnError && attempts.received === undefined) {
-      stderr.write(`robustly: ${failure.message}\n`);
+  // For the status lines only: the attempts the top-level policy allows at most (the library decides).
+  const most = options.maxRetries ?? DEFAULTS.maxRetries;
+  // "attempt 2/4" when retries are counted; just "attempt 2" when they are not.
+  const of = most < 0 || most === Number.POSITIVE_INFINITY ? "" : `/${most + 1}`;
+  const describe = (error: unknown) =>
+    error instanceof TimeoutError
+      ? `timed out after ${human(error.timeout)}`
+      : error instanceof ExitError
+        ? error.message
+        : String((error as Error).message ?? error);
+  const say = (line: string) => {
+    if (!quiet) stderr.write(`robustly: ${line}\n`);
+  };
+
+  const retryable = (error: unknown): boolean => {
+    if (error instanceof SpawnError) return false;
+    if (error instanceof ExitError && retryCodes !== undefined) {
+      return error.code !== null && retryCodes.includes(error.code);
     }
-    return status;
+    return true;
+  };
+
+  try {
+    await retry(
+      async (ctx) => {
+        // Never two attempts at once: wait until the previous attempt's processes are gone. This
+        // attempt's timeout may run out meanwhile; then it must not start anything.
+        await previous;
+        if (controller.signal.aborted) throw controller.signal.reason;
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        let child: ChildProcess;
+        try {
+          child = spawn(file as string, args, { stdio: "inherit", detached: true });
+        } catch (error) {
+          throw new SpawnError((error as Error).message);
+        }
+        const outcome = new Promise<void>((resolve, reject) => {
+          child.once("error", (error) => reject(new SpawnError(`cannot run ${file}: ${error.message}`)));
+          child.once("exit", (code, signal) => {
+            if (code === 0) resolve();
+            else reject(new ExitError(code, signal));
+          });
+        });
+        const exited = new Promise<void>((resolve) => {
+          child.once("exit", () => resolve());
+          child.once("error", () => resolve());
+        });
+        const running: Running = { child, exited };
+        current = running;
+        // The next attempt waits until this one is over: the command exited and, when it failed (a timeout
+        // or a signal included), every process it left behind is gone too, ended with SIGTERM.
+        previous = outcome.then(
+          () => exited,
+          () => end(running, grace),
+        );
+        void previous.then(() => {
+          if (current === running) current = undefined;
+        });
+        // A timeout ends the attempt with SIGTERM; a signal robustly received was passed on already.
+        const onAbort = () => {
+          if (received === undefined) void end(running, grace);
+        };
+        ctx.signal.addEventListener("abort", onAbort, { once: true });
+        try {
+          await outcome;
+        } finally {
+          ctx.signal.removeEventListener("abort", onAbort);
+        }
+      },
+      {
+        ...options,
+        signal: controller.signal,
+        retryOn: retryable,
+        // The library decides whether to retry; this only says what it decided.
+        onRetry: ({ error, attempt, delay }) => {
+          say(`attempt ${attempt}${of} failed (${describe(error)}); retrying in ${human(delay)}`);
+        },
+        onGiveUp: ({ reason, outcome, attempts }) => {
+          if (reason === "aborted") return;
+          say(`attempt ${attempts}${of} failed (${describe(outcome)}); giving up: ${GIVE_UP[reason]}`);
+        },
+      },
+    );
+    return 0;
+  } catch (failure) {
+    await previous;
+    // As a shell reports a job that a signal ended, whatever the command made of the signal.
+    if (received !== undefined) return 128 + (constants.signals[received] ?? 0);
+    if (failure instanceof ExitError) return failure.status;
+    if (failure instanceof TimeoutError) return 124;
+    if (failure instanceof SpawnError) {
+      // The status line said it already, unless --quiet silenced it.
+      if (quiet) stderr.write(`robustly: ${failure.message}\n`);
+      return 127;
+    }
+    throw failure;
   } finally {
-    process.off("SIGINT", onInt);
-    process.off("SIGTERM", onTerm);
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
 }
 

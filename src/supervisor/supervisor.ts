@@ -131,11 +131,15 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
       this.#stop = beginStop();
       this.#state = "stopping";
       if (drain && timeout !== Number.POSITIVE_INFINITY) {
-        this.#stop.timer = this.#o.clock.setTimer(timeout, () => this.#rejectAll());
+        this.#stop.timer = this.#o.clock.setTimer(timeout, () =>
+          this.#rejectAll(
+            `The supervisor stopped before the message was answered: stop's timeout (${timeout} ms) ran out`,
+          ),
+        );
       }
     }
     // A second stop({ drain: false }) while draining cuts the drain short.
-    if (!drain) this.#rejectAll();
+    if (!drain) this.#rejectAll(undefined);
     this.#checkDrained();
     return this.#stop.promise;
   }
@@ -232,6 +236,7 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     this.#m.acknowledged += 1;
     // An acknowledgement resets the backoff: the worker is healthy again.
     child.unit.retries = 0;
+    child.unit.forgive();
     this.#o.backoff.success?.();
     if (ok) entry.resolve(value as R);
     else entry.reject(value);
@@ -251,6 +256,10 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     this.#release(entry);
     this.#m.deadLettered += 1;
     if (reason === "dropped") this.#m.dropped += 1;
+    if (reason === "max-deliveries" || reason === "poison") {
+      entry.poison = true;
+      entry.child.unit.forgiving = true;
+    }
     entry.reject(error);
     if (this.#events.has("dead-letter") || this.#events.has("drop")) {
       const letter = entry.letter(reason, error);
@@ -306,17 +315,21 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     if (this.#events.has("crash")) {
       this.#events.emit("crash", { worker: child.index, incarnation, cause, inFlight });
     }
-    // The poison-message policy: a message delivered maxDeliveries times is not delivered again.
+    // The messages it had in flight are the crash's culprits: it counts against each of them.
+    const culprits = returned.filter((entry) => entry.child === child);
+    // The poison-message policy: a message delivered maxDeliveries times, or that crashed its worker
+    // poisonAfter times, is not delivered again.
+    const { maxDeliveries, poisonAfter } = this.#o;
     for (const entry of returned) {
-      const error = entry.poisoned(this.#o.maxDeliveries, cause);
-      if (error !== undefined) this.#deadLetter(entry, "max-deliveries", error);
+      const poisoned = entry.poisoned(maxDeliveries, poisonAfter, cause);
+      if (poisoned !== undefined) this.#deadLetter(entry, poisoned.reason, poisoned.error);
     }
     // A listener may have stopped the supervisor, or stop() is finishing: no restart then.
     if (this.#finishing || unit.gaveUp !== undefined || unit.timer !== undefined) return;
-    this.#scheduleRestart(unit, cause);
+    this.#scheduleRestart(unit, cause, culprits);
   }
 
-  #scheduleRestart(unit: Unit<M, R>, cause: unknown): void {
+  #scheduleRestart(unit: Unit<M, R>, cause: unknown, culprits: readonly Entry<M, R>[]): void {
     const { clock, maxRestarts } = this.#o;
     const now = clock.now();
     const decision = decideRestart(unit, this.#o, now, cause);
@@ -325,7 +338,7 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
       return;
     }
     const { delay } = decision;
-    if (maxRestarts !== Number.POSITIVE_INFINITY) unit.restartTimes.push(now);
+    if (maxRestarts !== Number.POSITIVE_INFINITY) unit.restarts.push({ at: now, culprits });
     unit.retries += 1;
     this.#m.restarts += 1;
     unit.timer = clock.setTimer(delay, () => {
@@ -354,13 +367,14 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
 
   // ----- stopping ----------------------------------------------------------------------------------------
 
-  #rejectAll(): void {
+  /** Rejects every held message with a `SupervisorStoppedError` saying `why` (or the default text). */
+  #rejectAll(why: string | undefined): void {
     const stop = this.#stop;
     if (stop === undefined) return;
     cancelDrainTimer(stop);
     if (this.#held === 0) return;
     stop.drained = false;
-    const error = new SupervisorStoppedError();
+    const error = new SupervisorStoppedError(why);
     for (const child of this.#children) {
       for (const entry of child.mailbox.heldLetters()) this.#deadLetter(entry, "stopped", error);
     }
