@@ -30,7 +30,7 @@ import {
   type CircuitState,
   checkBreakerState,
 } from "./types.js";
-import { BUCKETS, type Bucket, countInWindow, windowTotals } from "./window.js";
+import { BUCKETS, SlidingCounts } from "./window.js";
 
 export type { BreakerEvents, BreakerState, CircuitBreakerOptions, CircuitState };
 export { BrokenCircuitError };
@@ -45,7 +45,6 @@ export class CircuitBreaker extends SharedPolicy {
   readonly #consecutive: number | undefined;
   readonly #ratio: number | undefined;
   readonly #minimum: number;
-  readonly #width: number;
   readonly #openFor: Backoff;
   readonly #closeAfter: number;
   readonly #probes: number;
@@ -57,7 +56,8 @@ export class CircuitBreaker extends SharedPolicy {
   #failures = 0;
   #successes = 0;
   #inFlightProbes = 0;
-  #window: Bucket[] = [];
+  /** The calls and failures over the window (with `failureRatio`). */
+  readonly #window: SlidingCounts;
   readonly #options: CircuitBreakerOptions;
   /** Whether a failure with this error counts against the service (the `handles` option). */
   readonly handles: (error: unknown) => boolean = countsByDefault;
@@ -76,7 +76,6 @@ export class CircuitBreaker extends SharedPolicy {
       this.#consecutive = field<number>("consecutiveFailures") ?? 5;
     }
     this.#minimum = field<number>("minimumThroughput") ?? 10;
-    this.#width = (field<number>("window") ?? 10_000) / BUCKETS;
     this.#openFor = toBackoff(options.openFor ?? constant({ base: 5000 }), "circuitBreaker: openFor");
     this.#closeAfter = field<number>("halfOpenSuccesses") ?? 1;
     this.#probes = field<number>("halfOpenProbes") ?? 1;
@@ -85,6 +84,7 @@ export class CircuitBreaker extends SharedPolicy {
       this.handles = (error) => !isPermanent(error) && matches(error);
     }
     const clock = options.clock ?? systemClock;
+    this.#window = new SlidingCounts((field<number>("window") ?? 10_000) / BUCKETS);
     this.#random =
       options.random === undefined
         ? systemRandom
@@ -168,7 +168,7 @@ export class CircuitBreaker extends SharedPolicy {
     let needed = Number.POSITIVE_INFINITY;
     if (this.#consecutive !== undefined) needed = Math.max(1, this.#consecutive - this.#failures);
     if (this.#ratio !== undefined) {
-      const { calls, failed } = windowTotals(this.#window);
+      const { calls, failed } = this.#totals();
       // (failed + j) / (calls + j) >= ratio  ⇔  j >= (ratio·calls − failed) / (1 − ratio), and calls + j >= minimum.
       const byRatio =
         this.#ratio >= 1
@@ -259,7 +259,7 @@ export class CircuitBreaker extends SharedPolicy {
       this.#successes += 1;
       if (this.#successes >= this.#closeAfter) {
         this.#openings = 0;
-        this.#window = [];
+        this.#window.clear();
         this.#move("closed");
       }
     }
@@ -306,13 +306,21 @@ export class CircuitBreaker extends SharedPolicy {
   #shouldOpen(): boolean {
     if (this.#consecutive !== undefined && this.#failures >= this.#consecutive) return true;
     if (this.#ratio === undefined) return false;
-    const { calls, failed } = windowTotals(this.#window);
+    const { calls, failed } = this.#totals();
     return calls >= this.#minimum && failed / calls >= this.#ratio;
+  }
+
+  /** The calls and the failures in the window now. */
+  #totals(): { calls: number; failed: number } {
+    this.#window.advanceTo(this.#clock.now());
+    return { calls: this.#window.first, failed: this.#window.second };
   }
 
   #count(failed: boolean, n = 1): void {
     if (this.#ratio === undefined) return;
-    countInWindow(this.#window, this.#clock.now(), this.#width, failed, n);
+    const window = this.#window;
+    window.advanceTo(this.#clock.now());
+    window.add(window.head, n, failed ? n : 0);
   }
 
   #open(): void {
@@ -351,13 +359,14 @@ export class CircuitBreaker extends SharedPolicy {
 
   /** A copy of the whole state. */
   snapshot(): BreakerState {
+    this.#window.advanceTo(this.#clock.now());
     return {
       state: this.#state,
       openUntil: this.#openUntil,
       openings: this.#openings,
       consecutiveFailures: this.#failures,
       halfOpenSuccesses: this.#successes,
-      window: this.#window.map((b) => [...b] as Bucket),
+      window: this.#window.entries(),
     };
   }
   /** Replaces the state with `state` (from `snapshot()`, perhaps of another process); checked whole before any of it is taken. */
@@ -369,7 +378,14 @@ export class CircuitBreaker extends SharedPolicy {
     this.#failures = checked.consecutiveFailures;
     this.#successes = checked.halfOpenSuccesses;
     this.#inFlightProbes = 0;
-    this.#window = checked.window;
+    // Each bucket in the window counted again, in a window that holds no more than BUCKETS: a bucket dated
+    // later than now counts now, and never more failures than calls.
+    const window = this.#window;
+    window.reset(this.#clock.now());
+    for (const [time, calls, failures] of checked.window) {
+      const n = Math.max(0, calls);
+      window.add(Math.min(window.bucketOf(time), window.head), n, Math.min(Math.max(0, failures), n));
+    }
   }
 }
 
