@@ -185,6 +185,7 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     // `coalesce` compares times of failures seen by different processes: on the store's clock.
     this.#clock = this.share("responsive", sharing, clock, this.#events, () =>
       this.#runs.hooks(
+        checkSharedResponsive,
         (shared, batch, now, recovering) => this.#merge(shared, batch, now, recovering),
         (shared: SharedResponsive) => this.#adopt(shared),
       ),
@@ -315,12 +316,7 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
 
   /** Replaces the state with `state` (from `snapshot()`, perhaps of another process), checked. */
   restore(state: ResponsiveState): void {
-    knownKeys("ResponsiveBackoff.restore", state, STATE_KEYS);
-    for (const key of STATE_KEYS) {
-      const value = state[key];
-      if (key === "current") finiteAtLeast("ResponsiveBackoff.restore: current", value, 0);
-      else integerOrTotal(key, value);
-    }
+    checkResponsiveState(state);
     this.#state = { ...state };
   }
 
@@ -352,9 +348,26 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
   }
 }
 
-function integerOrTotal(key: string, value: unknown): void {
-  if (key === "totalSleep") finiteAtLeast(`ResponsiveBackoff.restore: ${key}`, value, 0);
-  else integerAtLeast(`ResponsiveBackoff.restore: ${key}`, value, 0);
+/** Checks `state` (from `snapshot()`, perhaps of another process) whole. */
+function checkResponsiveState(state: ResponsiveState): void {
+  knownKeys("ResponsiveBackoff.restore", state, STATE_KEYS);
+  for (const key of STATE_KEYS) {
+    const value = state[key];
+    const option = `ResponsiveBackoff.restore: ${key}`;
+    if (key === "current" || key === "totalSleep") finiteAtLeast(option, value, 0);
+    else integerAtLeast(option, value, 0);
+  }
+}
+
+/** Checks a shared responsive backoff's state as read from the store; throws when it is not one. */
+function checkSharedResponsive(shared: unknown): void {
+  const found = shared as Partial<SharedResponsive> | undefined;
+  if (typeof found !== "object" || found === null || typeof found.state !== "object") {
+    throw new OptionError("ResponsiveBackoff: shared state", shared, "{ state, raisedAt }");
+  }
+  checkResponsiveState(found.state as ResponsiveState);
+  if (found.raisedAt !== null)
+    finiteAtLeast("ResponsiveBackoff: raisedAt", found.raisedAt, Number.NEGATIVE_INFINITY);
 }
 
 /**

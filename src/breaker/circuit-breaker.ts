@@ -94,6 +94,7 @@ export class CircuitBreaker extends SharedPolicy {
     // Deadlines and windows on the store's clock, which the whole fleet shares.
     this.#clock = this.share("breaker", sharing, clock, this.#events, () =>
       this.#runs.hooks(
+        (shared) => checkBreakerState(shared as BreakerState),
         (shared, batch, now, recovering) => this.#merge(shared, batch.runs, now, recovering),
         (shared: BreakerState) => this.#adopt(shared),
       ),

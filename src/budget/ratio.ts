@@ -127,20 +127,27 @@ export class RatioBudget extends BudgetBase {
   }
 
   restore(state: BudgetState): void {
-    const count = (n: unknown) => typeof n === "number" && Number.isFinite(n) && n >= 0;
-    if (
-      state?.kind !== "ratio" ||
-      !Array.isArray(state.requests) ||
-      !Array.isArray(state.retries) ||
-      state.requests.length !== BUCKETS ||
-      state.retries.length !== BUCKETS ||
-      !state.requests.every(count) ||
-      !state.retries.every(count) ||
-      typeof state.bucketAt !== "number" ||
-      !Number.isFinite(state.bucketAt)
-    ) {
-      throw new OptionError("retryBudget.restore", state, `the state of a ratio budget (${BUCKETS} buckets)`);
-    }
-    this.#window.load(state.bucketAt, state.requests, state.retries);
+    const checked = checkRatioState(state);
+    this.#window.load(checked.bucketAt, checked.requests, checked.retries);
   }
+}
+
+/** Checks `state` (from a ratio budget's `snapshot()`, perhaps of another process) whole, before any of it is taken. */
+export function checkRatioState(state: unknown): Extract<BudgetState, { kind: "ratio" }> {
+  const found = state as Partial<Extract<BudgetState, { kind: "ratio" }>> | undefined;
+  const count = (n: unknown) => typeof n === "number" && Number.isFinite(n) && n >= 0;
+  if (
+    found?.kind !== "ratio" ||
+    !Array.isArray(found.requests) ||
+    !Array.isArray(found.retries) ||
+    found.requests.length !== BUCKETS ||
+    found.retries.length !== BUCKETS ||
+    !found.requests.every(count) ||
+    !found.retries.every(count) ||
+    typeof found.bucketAt !== "number" ||
+    !Number.isFinite(found.bucketAt)
+  ) {
+    throw new OptionError("retryBudget.restore", state, `the state of a ratio budget (${BUCKETS} buckets)`);
+  }
+  return found as Extract<BudgetState, { kind: "ratio" }>;
 }

@@ -1,8 +1,43 @@
 // A shared store an enemy writes to: windows beyond any use, values robustly never wrote, and state that is
 // well-formed but could not have been written by any process of the fleet.
-import { circuitBreaker, MAX_TIMER_DELAY, memoryStore, OptionError, retryBudget, type Store } from "robustly";
-import { describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import {
+  type CircuitBreaker,
+  circuitBreaker,
+  MAX_TIMER_DELAY,
+  memoryStore,
+  OptionError,
+  ResponsiveBackoff,
+  type RetryBudget,
+  retryBudget,
+  type Store,
+} from "robustly";
+import { redisStore } from "robustly/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VirtualClock } from "../support/drive.js";
+import { faultyStore } from "../support/faulty-store.js";
+import { type RedisServer, startRedisServer } from "../support/redis-server.js";
+
+type Policy = CircuitBreaker | RetryBudget | ResponsiveBackoff;
+type Corrupt = { found: string; reason: string };
+
+/** The policies that share their state, each as made on `store` under key "k", and the key it keeps. */
+const kinds = {
+  breaker: { key: "breaker:k", make: (o: object) => circuitBreaker(o) },
+  "ratio budget": { key: "budget-ratio:k", make: (o: object) => retryBudget(o) },
+  "token budget": {
+    key: "budget-tokens:k",
+    make: (o: object) => retryBudget({ maxTokens: 10, tokenRatio: 1, ...o }),
+  },
+  "responsive backoff": { key: "responsive:k", make: (o: object) => new ResponsiveBackoff(o) },
+} as const;
+
+/** The store-corrupt events `policy` emits, as they come. */
+function corruptions(policy: Policy): Corrupt[] {
+  const seen: Corrupt[] = [];
+  (policy as CircuitBreaker).on("store-corrupt", (event) => seen.push(event));
+  return seen;
+}
 
 function optionError(make: () => unknown): OptionError {
   try {
@@ -114,4 +149,185 @@ describe("a window beyond any use", () => {
     }
     expect(performance.now() - start).toBeLessThan(500);
   });
+});
+
+describe("a value in the store that robustly did not write", () => {
+  const garbage: [string, unknown][] = [
+    ["a string", "v=abc"],
+    ["a number", 42],
+    ["an array", [1, 2, 3]],
+    ["null", null],
+    ["an empty object", {}],
+    ["a huge string", "x".repeat(1_000_000)],
+    ["a huge array", Array.from({ length: 100_000 }, (_, i) => i)],
+    ["wrong types", { state: "closed", openUntil: "0", kind: "ratio", tokens: "9", current: "1" }],
+    ["missing fields", { state: "open", kind: "tokens", holds: [] }],
+    ["another policy's state", { kind: "ratio", requests: [], retries: [], bucketAt: 0 }],
+  ];
+  const cases = Object.keys(kinds).flatMap((kind) =>
+    garbage.map(([what, value]) => [kind, what, value] as const),
+  );
+
+  it.each(cases)(
+    "%s: %s is reported once as store-corrupt, overwritten with a fresh state, at the normal sync rate",
+    async (kind, _what, value) => {
+      const clock = new VirtualClock(1_000_000);
+      const { key, make } = kinds[kind as keyof typeof kinds];
+      const inner = await storeHolding(clock, key, value);
+      const store = faultyStore(inner);
+      const policy = make({ store, key: "k", clock });
+      const events = corruptions(policy);
+      await policy.ready();
+      expect(policy.shared).toBe(true);
+      const calls = store.calls;
+      await clock.advance(1000);
+      // syncEvery 100: ten exchanges a second, one compare-and-set each.
+      expect(store.calls - calls).toBeLessThanOrEqual(10);
+      expect(events).toHaveLength(1);
+      const [event] = events as [Corrupt];
+      expect(event.found.length).toBeLessThanOrEqual(200);
+      expect(event.reason.length).toBeLessThanOrEqual(200);
+      // What was found, cut short.
+      expect(JSON.stringify(value).startsWith(event.found.replace(/…$/, ""))).toBe(true);
+      expect((await inner.read(key)).value).not.toEqual(value);
+      // The next process to read it finds this policy's state.
+      const next = make({ store: inner, key: "k", clock });
+      const later = corruptions(next);
+      await next.ready();
+      expect(later).toEqual([]);
+      await Promise.all([policy.close(), next.close()]);
+      expect(clock.pending).toBe(0);
+    },
+  );
+});
+
+describe("a value robustly did not write, written again and again", () => {
+  it("is reported as found, and the exchanges back off below the normal sync rate instead of fighting it", async () => {
+    const clock = new VirtualClock();
+    const inner = memoryStore({ clock });
+    // Another program writes its own value under the breaker's key every 10 ms, over whatever is there.
+    let writing = true;
+    const scribble = async () => {
+      const found = await inner.read("breaker:k");
+      await inner.write("breaker:k", found.version, "v=abc", 60_000);
+      if (writing) clock.setTimer(10, () => void scribble());
+    };
+    await scribble();
+    const store = faultyStore(inner);
+    const breaker = circuitBreaker({ store, key: "k", clock });
+    const events = corruptions(breaker);
+    await breaker.ready();
+    await clock.advance(5000);
+    // Five seconds at syncEvery 100 would be 50 exchanges: fewer, each of at most a read and a write.
+    expect(store.calls).toBeLessThanOrEqual(50);
+    expect(events.length).toBeGreaterThanOrEqual(3);
+    expect(events.length).toBeLessThanOrEqual(store.calls);
+    expect(events.every((e) => e.found === '"v=abc"')).toBe(true);
+    writing = false;
+    await clock.advance(2000);
+    const quiet = events.length;
+    await clock.advance(2000);
+    expect(events.length).toBe(quiet);
+    expect(breaker.shared).toBe(true);
+    await breaker.close();
+    expect(clock.pending).toBe(0);
+  });
+});
+
+describe("junk in Redis, written by a raw client", () => {
+  let server: RedisServer;
+  let client: Redis;
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    client = new Redis(server.url);
+  });
+
+  afterAll(async () => {
+    await client?.quit();
+    await server?.stop();
+  });
+
+  /** `inner`, counting its calls, with a way to wait until none is under way. */
+  function counted(inner: Store) {
+    const pending = new Set<Promise<unknown>>();
+    let calls = 0;
+    const track = <T>(operation: Promise<T>) => {
+      calls += 1;
+      pending.add(operation);
+      const done = () => pending.delete(operation);
+      operation.then(done, done);
+      return operation;
+    };
+    return {
+      name: inner.name,
+      read: (key: string) => track(inner.read(key)),
+      write: (key: string, version: number, value: unknown, expire: number) =>
+        track(inner.write(key, version, value, expire)),
+      close: () => inner.close(),
+      get calls() {
+        return calls;
+      },
+      /** Resolves once no call is under way (a call's answer may start another). */
+      async settled() {
+        while (pending.size > 0) await Promise.allSettled([...pending]);
+      },
+    };
+  }
+
+  const junk: [string, (key: string) => Promise<unknown>][] = [
+    ["a version that is not one", (key) => client.hset(key, "v", "abc")],
+    ["a version beyond 2^53", (key) => client.hset(key, "v", "99999999999999999999", "d", "{}")],
+    ["a value that is not JSON", (key) => client.hset(key, "v", "5", "d", "v=abc")],
+    ["JSON that is not a breaker's state", (key) => client.hset(key, "v", "5", "d", '{"state":"ajar"}')],
+    ["a value of 1 MB", (key) => client.hset(key, "v", "5", "d", JSON.stringify("x".repeat(1_000_000)))],
+    ["a string where a hash belongs", (key) => client.set(key, "v=abc")],
+    ["a list where a hash belongs", (key) => client.rpush(key, "a", "b")],
+  ];
+
+  it.each(junk)(
+    "%s: reported once, overwritten, and no more store calls than the normal sync rate",
+    async (_what, write) => {
+      const prefix = `junk-${Math.random().toString(36).slice(2)}:`;
+      await write(`${prefix}breaker:k`);
+      const store = counted(redisStore({ client, prefix }));
+      const clock = new VirtualClock();
+      const breaker = circuitBreaker({ consecutiveFailures: 2, store, key: "k", clock });
+      const events = corruptions(breaker);
+      const downs: unknown[] = [];
+      breaker.on("store-down", ({ error }) => downs.push(error));
+      await breaker.ready();
+      await store.settled();
+      const calls = store.calls;
+      // One second of exchanges on the virtual clock, each waited for on the real server.
+      for (let i = 0; i < 10; i++) {
+        await clock.advance(100);
+        await store.settled();
+      }
+      expect(downs).toEqual([]);
+      expect(store.calls - calls).toBeLessThanOrEqual(10);
+      expect(events).toHaveLength(1);
+      expect((events[0] as Corrupt).found.length).toBeLessThanOrEqual(200);
+      expect(breaker.shared).toBe(true);
+      expect(await client.type(`${prefix}breaker:k`)).toBe("hash");
+      const held = JSON.parse((await client.hget(`${prefix}breaker:k`, "d")) as string) as { state: string };
+      expect(held.state).toBe("closed");
+      // The fleet shares the key again: an opening here reaches a process that starts now.
+      breaker.acquire();
+      breaker.failure();
+      breaker.acquire();
+      breaker.failure();
+      await clock.advance(100);
+      await store.settled();
+      const other = circuitBreaker({ consecutiveFailures: 2, store, key: "k", clock });
+      const otherEvents = corruptions(other);
+      await other.ready();
+      expect(other.state).toBe("open");
+      expect(otherEvents).toEqual([]);
+      await Promise.all([breaker.close(), other.close()]);
+      await store.settled();
+      expect(clock.pending).toBe(0);
+    },
+    30_000,
+  );
 });
