@@ -11,7 +11,7 @@ import { type Disposable, Events } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { checkKeys, read } from "../core/schema.js";
 import { finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
-import { type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
+import { MAX_SKEW, type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun, type RunBatch, replayingRandom } from "../store/run-log.js";
 import { restoreShared, SharedPolicy, SharedRuns, type StoreEvents } from "../store/shared-policy.js";
 import { RESPONSIVE_SCHEMA } from "./schema.js";
@@ -200,7 +200,11 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     restoreShared(shared, (state) => {
       const found = state as SharedResponsive;
       scratch.restore(found.state);
-      scratch.#raisedAt = typeof found.raisedAt === "number" ? found.raisedAt : Number.NEGATIVE_INFINITY;
+      // Not later than now (and MAX_SKEW): no process of the fleet raised it later.
+      scratch.#raisedAt =
+        typeof found.raisedAt === "number"
+          ? Math.min(found.raisedAt, now + MAX_SKEW)
+          : Number.NEGATIVE_INFINITY;
     });
     if (!recovering) scratch.#replay(batch.runs);
     const raisedAt = scratch.#raisedAt;
@@ -314,10 +318,18 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     return { ...this.#state };
   }
 
-  /** Replaces the state with `state` (from `snapshot()`, perhaps of another process), checked. */
+  /**
+   * Replaces the state with `state` (from `snapshot()`, perhaps of another process), checked, and held to
+   * what this controller could have reached: a delay no longer than its `max`, fewer successes than
+   * `downThreshold`.
+   */
   restore(state: ResponsiveState): void {
     checkResponsiveState(state);
-    this.#state = { ...state };
+    this.#state = {
+      ...state,
+      current: Math.min(state.current, this.max),
+      successes: Math.min(state.successes, this.#threshold - 1),
+    };
   }
 
   /** As a `Backoff`: every delay asked for is a failure. x is ignored: the shared state decides. */

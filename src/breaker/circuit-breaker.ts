@@ -10,14 +10,14 @@
 import { toBackoff } from "../backoff/common.js";
 import { constant } from "../backoff/constant.js";
 import type { Backoff } from "../backoff/types.js";
-import { type Clock, systemClock } from "../core/clock.js";
+import { type Clock, MAX_TIMER_DELAY, systemClock } from "../core/clock.js";
 import { PermanentError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
 import { checkKeys, read } from "../core/schema.js";
 import { compileMatcher } from "../policy/matcher.js";
-import { scratchOptions, sharingOptions } from "../store/replica.js";
+import { MAX_SKEW, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun } from "../store/run-log.js";
 import { restoreShared, SharedPolicy, SharedRuns } from "../store/shared-policy.js";
 import { BrokenCircuitError } from "./errors.js";
@@ -46,6 +46,8 @@ export class CircuitBreaker extends SharedPolicy {
   readonly #ratio: number | undefined;
   readonly #minimum: number;
   readonly #openFor: Backoff;
+  /** The longest it stays open: its openFor's max, at most the longest timer. */
+  readonly #maxOpen: number;
   readonly #closeAfter: number;
   readonly #probes: number;
   readonly #clock: Clock;
@@ -77,6 +79,8 @@ export class CircuitBreaker extends SharedPolicy {
     }
     this.#minimum = field<number>("minimumThroughput") ?? 10;
     this.#openFor = toBackoff(options.openFor ?? constant({ base: 5000 }), "circuitBreaker: openFor");
+    const max = this.#openFor.max;
+    this.#maxOpen = typeof max === "number" && max >= 0 ? Math.min(max, MAX_TIMER_DELAY) : MAX_TIMER_DELAY;
     this.#closeAfter = field<number>("halfOpenSuccesses") ?? 1;
     this.#probes = field<number>("halfOpenProbes") ?? 1;
     if (options.handles !== undefined) {
@@ -325,7 +329,8 @@ export class CircuitBreaker extends SharedPolicy {
   }
 
   #open(): void {
-    const duration = Math.max(0, this.#openFor.delay(this.#openings, this.#random));
+    const delay = this.#openFor.delay(this.#openings, this.#random);
+    const duration = delay > 0 ? Math.min(delay, this.#maxOpen) : 0;
     const until = this.#clock.now() + duration;
     // An opening decided here while sharing is the fleet's: it is kept until a write that carries it lands,
     // even if the store fails first.
@@ -370,11 +375,16 @@ export class CircuitBreaker extends SharedPolicy {
       window: this.#window.entries(),
     };
   }
-  /** Replaces the state with `state` (from `snapshot()`, perhaps of another process); checked whole before any of it is taken. */
+  /**
+   * Replaces the state with `state` (from `snapshot()`, perhaps of another process); checked whole before
+   * any of it is taken, and held to what this breaker could have written: open no longer than its longest
+   * openFor (and `MAX_SKEW`) from now.
+   */
   restore(state: BreakerState): void {
     const checked = checkBreakerState(state);
+    const now = this.#clock.now();
     this.#state = checked.state;
-    this.#openUntil = checked.openUntil;
+    this.#openUntil = Math.min(checked.openUntil, now + this.#maxOpen + MAX_SKEW);
     this.#openings = checked.openings;
     this.#failures = checked.consecutiveFailures;
     this.#successes = checked.halfOpenSuccesses;
@@ -382,7 +392,7 @@ export class CircuitBreaker extends SharedPolicy {
     // Each bucket in the window counted again, in a window that holds no more than BUCKETS: a bucket dated
     // later than now counts now, and never more failures than calls.
     const window = this.#window;
-    window.reset(this.#clock.now());
+    window.reset(now);
     for (const [time, calls, failures] of checked.window) {
       const n = Math.max(0, calls);
       window.add(Math.min(window.bucketOf(time), window.head), n, Math.min(Math.max(0, failures), n));

@@ -8,6 +8,7 @@ import { BUCKETS, SlidingCounts } from "../breaker/window.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { read } from "../core/schema.js";
+import { MAX_SKEW } from "../store/replica.js";
 import { BudgetBase } from "./base.js";
 import { RATIO_BUDGET_SCHEMA } from "./schema.js";
 import type { BudgetState, RatioBudgetOptions } from "./types.js";
@@ -126,9 +127,11 @@ export class RatioBudget extends BudgetBase {
     return { kind: "ratio", requests: first, retries: second, bucketAt };
   }
 
+  /** Takes `state` (checked whole); a window dated later than now (and `MAX_SKEW`) is taken as dated then. */
   restore(state: BudgetState): void {
     const checked = checkRatioState(state);
-    this.#window.load(checked.bucketAt, checked.requests, checked.retries);
+    const latest = this.#window.bucketOf(this.#clock.now() + MAX_SKEW);
+    this.#window.load(Math.min(checked.bucketAt, latest), checked.requests, checked.retries);
   }
 }
 

@@ -3,7 +3,7 @@
  */
 import type { Clock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import type { Replica, Sharing } from "../store/replica.js";
+import { MAX_SKEW, type Replica, type Sharing } from "../store/replica.js";
 import { forEachRun } from "../store/run-log.js";
 import { restoreShared } from "../store/shared-policy.js";
 import { BudgetBase } from "./base.js";
@@ -234,10 +234,13 @@ export class SharedBudget extends BudgetBase {
     const found = shared as SharedTokens | undefined;
     let tokens = found === undefined ? max : Math.min(max, found.tokens);
     const bucket = Math.floor(now / this.#holdWidth);
-    // Holds not renewed for HOLD_BUCKETS buckets are released: their holder is gone, or lost a write.
+    // Holds not renewed for HOLD_BUCKETS buckets are released: their holder is gone, or lost a write. A
+    // hold dated later than now (and MAX_SKEW) is taken as dated then, and none holds more than the bucket.
+    const latest = Math.floor((now + MAX_SKEW) / this.#holdWidth);
     const holds = new Map<number, number>();
-    for (const [at, n] of found?.holds ?? []) {
-      if (at > bucket - HOLD_BUCKETS && n > 0) holds.set(at, (holds.get(at) ?? 0) + n);
+    for (const [dated, n] of found?.holds ?? []) {
+      const at = Math.min(dated, latest);
+      if (at > bucket - HOLD_BUCKETS && n > 0) holds.set(at, Math.min(max, (holds.get(at) ?? 0) + n));
     }
     // This process's hold is released whole (the retries spent have their failures counted below) and
     // what it keeps is held again now.

@@ -113,6 +113,13 @@ export interface ReplicaHooks<B> {
 /** The longest expiry, ms (about 31 years): longer ones would not survive the trip to Redis as integers. */
 const _MAX_EXPIRE = 1e12;
 
+/**
+ * How far ahead of this process's reckoning of the store's time another process's may be, ms (each
+ * reckons it from the store's answers, to within half a round trip). A time read from the store later than
+ * now plus this was written by no process of the fleet: it is taken as now plus this.
+ */
+export const MAX_SKEW = 1000;
+
 /** After this many compare-and-set conflicts in a row, an exchange gives up and tries again later. */
 const MAX_CONFLICTS = 8;
 /** The longest pause between tries while the store is down, ms. */

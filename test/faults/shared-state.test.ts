@@ -2,6 +2,7 @@
 // well-formed but could not have been written by any process of the fleet.
 import { Redis } from "ioredis";
 import {
+  backoff,
   type CircuitBreaker,
   circuitBreaker,
   MAX_TIMER_DELAY,
@@ -14,6 +15,7 @@ import {
 } from "robustly";
 import { redisStore } from "robustly/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_SKEW } from "../../src/store/replica.js";
 import { VirtualClock } from "../support/drive.js";
 import { faultyStore } from "../support/faulty-store.js";
 import { type RedisServer, startRedisServer } from "../support/redis-server.js";
@@ -59,6 +61,23 @@ function breakerState(changes: object): object {
     halfOpenSuccesses: 0,
     window: [],
     ...changes,
+  };
+}
+
+/** A responsive backoff's shared state with `changes` over a fresh one. */
+function responsiveState(changes: object, raisedAt: number | null = null): object {
+  return {
+    state: {
+      current: 0,
+      successes: 0,
+      invocations: 0,
+      wentUp: 0,
+      wentDown: 0,
+      slept: 0,
+      totalSleep: 0,
+      ...changes,
+    },
+    raisedAt,
   };
 }
 
@@ -231,6 +250,149 @@ describe("a value robustly did not write, written again and again", () => {
     expect(breaker.shared).toBe(true);
     await breaker.close();
     expect(clock.pending).toBe(0);
+  });
+});
+
+describe("state that is well-formed but no process of the fleet could have written", () => {
+  it("a breaker open until 1e300 lets a probe through once its own longest openFor (and the skew) has passed", async () => {
+    const clock = new VirtualClock(1_000_000);
+    const store = await storeHolding(clock, "breaker:k", breakerState({ state: "open", openUntil: 1e300 }));
+    const options = { openFor: backoff.exponential({ base: 100, max: 1000 }), store, key: "k", clock };
+    const breaker = circuitBreaker(options);
+    await breaker.ready();
+    expect(breaker.state).toBe("open");
+    expect(breaker.snapshot().openUntil).toBeLessThanOrEqual(clock.now() + 1000 + MAX_SKEW);
+    await clock.advance(1000 + MAX_SKEW);
+    expect(breaker.state).toBe("half-open");
+    breaker.acquire();
+    breaker.success();
+    expect(breaker.state).toBe("closed");
+    // The fleet hears of it at the next exchange.
+    await clock.advance(100);
+    const other = circuitBreaker(options);
+    await other.ready();
+    expect(other.state).toBe("closed");
+    await Promise.all([breaker.close(), other.close()]);
+  });
+
+  it("a breaker whose openFor has no maximum is open at most the longest timer (2^31 − 1 ms) after reading 1e300", async () => {
+    const clock = new VirtualClock(1_000_000);
+    const store = await storeHolding(clock, "breaker:k", breakerState({ state: "open", openUntil: 1e300 }));
+    const breaker = circuitBreaker({ openFor: (x: number) => 1000 * 2 ** x, store, key: "k", clock });
+    await breaker.ready();
+    expect(breaker.state).toBe("open");
+    expect(breaker.snapshot().openUntil).toBeLessThanOrEqual(clock.now() + MAX_TIMER_DELAY + MAX_SKEW);
+    await breaker.close();
+  });
+
+  it("a breaker's bucket dated 1e300 leaves the window as any other, one window (and the skew) later", async () => {
+    const clock = new VirtualClock(1_000_000);
+    const store = await storeHolding(clock, "breaker:k", breakerState({ window: [[1e300, 1000, 1000]] }));
+    const breaker = circuitBreaker({
+      failureRatio: 0.5,
+      minimumThroughput: 10,
+      window: 10_000,
+      store,
+      key: "k",
+      clock,
+    });
+    await breaker.ready();
+    await clock.advance(10_000 + MAX_SKEW);
+    for (let i = 0; i < 20; i++) {
+      breaker.acquire();
+      breaker.success();
+    }
+    breaker.acquire();
+    breaker.failure();
+    expect(breaker.state).toBe("closed"); // 1 failure in 21 calls
+    await breaker.close();
+  });
+
+  it("a breaker's bucket with more failures than calls counts no more failures than calls", async () => {
+    const clock = new VirtualClock(1_000_000);
+    const store = await storeHolding(clock, "breaker:k", breakerState({ window: [[1_000_000, 0, 1e6]] }));
+    const breaker = circuitBreaker({
+      failureRatio: 0.5,
+      minimumThroughput: 10,
+      window: 10_000,
+      store,
+      key: "k",
+      clock,
+    });
+    await breaker.ready();
+    for (let i = 0; i < 9; i++) {
+      breaker.acquire();
+      breaker.success();
+    }
+    breaker.acquire();
+    breaker.failure();
+    expect(breaker.state).toBe("closed"); // 1 failure in 10 calls
+    await breaker.close();
+  });
+
+  it("a ratio budget's window dated 1e300 refuses no longer than one window (and the skew)", async () => {
+    const clock = new VirtualClock(1_000_000);
+    const retries = [1e6, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    const store = await storeHolding(clock, "budget-ratio:k", {
+      kind: "ratio",
+      requests: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+      retries,
+      bucketAt: 1e300,
+    });
+    const budget = retryBudget({ ratio: 0.5, minPerSecond: 10, window: 10_000, store, key: "k", clock });
+    await budget.ready();
+    await clock.advance(10_000 + MAX_SKEW + 200);
+    expect(budget.tryRetry()).toBe(true);
+    await budget.close();
+  });
+
+  it("a token budget's hold dated 1e300 is released as any hold not renewed", async () => {
+    const clock = new VirtualClock(1_000_000);
+    const store = await storeHolding(clock, "budget-tokens:k", {
+      kind: "tokens",
+      tokens: 10,
+      holds: [[1e300, 1e6]],
+    });
+    const budget = retryBudget({ maxTokens: 10, tokenRatio: 1, store, key: "k", clock });
+    await budget.ready();
+    // A hold not renewed for max(10 × syncEvery, 10 s) is released.
+    await clock.advance(10_000 + MAX_SKEW + 200);
+    expect(budget.tryRetry()).toBe(true);
+    await budget.close();
+  });
+
+  it("a responsive backoff's delay of 1e300 is taken as its own max", async () => {
+    const clock = new VirtualClock(1_000_000);
+    const store = await storeHolding(clock, "responsive:k", responsiveState({ current: 1e300 }));
+    const pace = new ResponsiveBackoff({ max: 60_000, store, key: "k", clock });
+    await pace.ready();
+    expect(pace.success()).toBeLessThanOrEqual(60_000);
+    expect(pace.metrics().current).toBeLessThanOrEqual(60_000);
+    await pace.close();
+  });
+
+  it("a responsive backoff's run of successes beyond downThreshold still lets the delay shrink", async () => {
+    const clock = new VirtualClock(1_000_000);
+    const store = await storeHolding(
+      clock,
+      "responsive:k",
+      responsiveState({ current: 1000, successes: 1e6 }),
+    );
+    const pace = new ResponsiveBackoff({ base: 100, spread: 0, downThreshold: 10, store, key: "k", clock });
+    await pace.ready();
+    for (let i = 0; i < 10; i++) pace.success();
+    expect(pace.metrics().current).toBe(900);
+    await pace.close();
+  });
+
+  it("a responsive backoff's last raise dated 1e300 does not stop coalesce from raising the delay", async () => {
+    const clock = new VirtualClock(1_000_000);
+    const store = await storeHolding(clock, "responsive:k", responsiveState({ current: 1000 }, 1e300));
+    const pace = new ResponsiveBackoff({ base: 100, spread: 0, coalesce: true, store, key: "k", clock });
+    await pace.ready();
+    await clock.advance(1000 + MAX_SKEW);
+    expect(pace.failure()).toBe(1500);
+    await pace.close();
   });
 });
 
