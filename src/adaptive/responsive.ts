@@ -268,7 +268,8 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
       s.successes = 0;
       const from = s.current;
       const next = this.#randomize(s.current * this.#down);
-      s.current = next < this.#base ? 0 : next;
+      // The spread may draw above the delay it shrinks from: never above max, as on the way up.
+      s.current = next < this.#base ? 0 : next > this.max ? this.max : next;
       if (this.#events.count("change") > 0 && !this.#runs.quiet)
         this.#events.emit("change", { direction: "down", from, to: s.current });
     }

@@ -371,6 +371,22 @@ describe("state that is well-formed but no process of the fleet could have writt
     await pace.close();
   });
 
+  it("a responsive backoff's delay never exceeds its max, not even when a shrinking step's spread draws above it", () => {
+    // So that a delay above max read from the store can only have been written by no process of the fleet.
+    const pace = new ResponsiveBackoff({
+      base: 100,
+      max: 1000,
+      spread: 1,
+      maxSpread: 1e6,
+      downThreshold: 1,
+      random: () => 0.999,
+    });
+    for (let i = 0; i < 10; i++) pace.failure();
+    expect(pace.metrics().current).toBe(1000);
+    expect(pace.success()).toBeLessThanOrEqual(1000);
+    expect(pace.metrics().current).toBeLessThanOrEqual(1000);
+  });
+
   it("a responsive backoff's run of successes beyond downThreshold still lets the delay shrink", async () => {
     const clock = new VirtualClock(1_000_000);
     const store = await storeHolding(
@@ -399,6 +415,7 @@ describe("state that is well-formed but no process of the fleet could have writt
 describe("junk in Redis, written by a raw client", () => {
   let server: RedisServer;
   let client: Redis;
+  let keys = 0;
 
   beforeAll(async () => {
     server = await startRedisServer();
@@ -450,7 +467,7 @@ describe("junk in Redis, written by a raw client", () => {
   it.each(junk)(
     "%s: reported once, overwritten, and no more store calls than the normal sync rate",
     async (_what, write) => {
-      const prefix = `junk-${Math.random().toString(36).slice(2)}:`;
+      const prefix = `junk-${++keys}:`;
       await write(`${prefix}breaker:k`);
       const store = counted(redisStore({ client, prefix }));
       const clock = new VirtualClock();
