@@ -323,9 +323,7 @@ export class CircuitBreaker extends SharedPolicy {
 
   #count(failed: boolean, n = 1): void {
     if (this.#ratio === undefined) return;
-    const window = this.#window;
-    window.advanceTo(this.#clock.now());
-    window.add(window.head, n, failed ? n : 0);
+    this.#window.count(this.#clock.now(), n, failed ? n : 0);
   }
 
   #open(): void {

@@ -23,6 +23,8 @@ export class SlidingCounts {
   #secondTotal = 0;
   /** The latest bucket's number: the window is buckets head − BUCKETS + 1 to head (none before the first). */
   #head = Number.NEGATIVE_INFINITY;
+  /** Its slot, kept as the window moves, so that no count needs a division. */
+  #headSlot = 0;
 
   constructor(width: number) {
     this.width = width;
@@ -52,13 +54,17 @@ export class SlidingCounts {
   advance(bucket: number): void {
     const gone = bucket - this.#head;
     if (!(gone > 0)) return;
-    if (gone >= BUCKETS) this.clear();
-    else {
-      for (let i = 1; i <= gone; i++) {
-        const s = slot(this.#head + i);
+    if (gone >= BUCKETS) {
+      this.clear();
+      this.#headSlot = slot(bucket);
+    } else {
+      let s = this.#headSlot;
+      for (let i = 0; i < gone; i++) {
+        s = s + 1 === BUCKETS ? 0 : s + 1;
         this.#first[s] = 0;
         this.#second[s] = 0;
       }
+      this.#headSlot = s;
       this.#sum();
     }
     this.#head = bucket;
@@ -74,10 +80,18 @@ export class SlidingCounts {
     return bucket <= this.#head && bucket > this.#head - BUCKETS;
   }
 
+  /** Moves the window on to clock time `now` and counts `first` and `second` in its latest bucket. */
+  count(now: number, first: number, second: number): void {
+    this.advance(Math.floor(now / this.width));
+    this.#add(this.#headSlot, first, second);
+  }
+
   /** Counts `first` and `second` in bucket `bucket`, if it is in the window. */
   add(bucket: number, first: number, second: number): void {
-    if (!this.holds(bucket)) return;
-    const s = slot(bucket);
+    if (this.holds(bucket)) this.#add(this.#slot(bucket), first, second);
+  }
+
+  #add(s: number, first: number, second: number): void {
     this.#first[s] = (this.#first[s] as number) + first;
     this.#second[s] = (this.#second[s] as number) + second;
     this.#firstTotal += first;
@@ -87,7 +101,7 @@ export class SlidingCounts {
   /** Takes up to `n` back from the second count of bucket `bucket`, if it is in the window. */
   takeSecond(bucket: number, n: number): void {
     if (!this.holds(bucket)) return;
-    const s = slot(bucket);
+    const s = this.#slot(bucket);
     const was = this.#second[s] as number;
     const left = Math.max(0, was - n);
     this.#second[s] = left;
@@ -97,7 +111,7 @@ export class SlidingCounts {
   /** Bucket `bucket`'s counts ([0, 0] outside the window). */
   at(bucket: number): [number, number] {
     if (!this.holds(bucket)) return [0, 0];
-    const s = slot(bucket);
+    const s = this.#slot(bucket);
     return [this.#first[s] as number, this.#second[s] as number];
   }
 
@@ -105,6 +119,7 @@ export class SlidingCounts {
   reset(now: number): void {
     this.clear();
     this.#head = this.bucketOf(now);
+    this.#headSlot = slot(this.#head);
   }
 
   /** Empties every bucket. */
@@ -134,11 +149,18 @@ export class SlidingCounts {
   /** Takes over `first` and `second` slot by slot, the latest bucket being `head`. */
   load(head: number, first: readonly number[], second: readonly number[]): void {
     this.#head = head;
+    this.#headSlot = slot(head);
     for (let s = 0; s < BUCKETS; s++) {
       this.#first[s] = first[s] ?? 0;
       this.#second[s] = second[s] ?? 0;
     }
     this.#sum();
+  }
+
+  /** The slot of bucket `bucket`, which is in the window. */
+  #slot(bucket: number): number {
+    const s = this.#headSlot - (this.#head - bucket);
+    return s < 0 ? s + BUCKETS : s;
   }
 
   #sum(): void {

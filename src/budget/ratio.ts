@@ -42,12 +42,12 @@ export class RatioBudget extends BudgetBase {
   }
 
   request(): void {
-    this.#window.add(this.#advance(), 1, 0);
+    this.#window.count(this.#clock.now(), 1, 0);
   }
 
   /** Shared mode: counts `requests` and `retries` in the current bucket. */
   add(requests: number, retries: number): void {
-    this.#window.add(this.#advance(), requests, retries);
+    this.#window.count(this.#clock.now(), requests, retries);
   }
 
   /** Shared mode: takes back `retries` counted in bucket number `bucket`, if it is still in the window. */
@@ -117,7 +117,7 @@ export class RatioBudget extends BudgetBase {
 
   tryRetry(): boolean {
     if (!this.available) return this.refuse();
-    this.#window.add(this.#window.head, 0, 1);
+    this.#window.count(this.#clock.now(), 0, 1);
     return true;
   }
 
