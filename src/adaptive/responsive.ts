@@ -156,7 +156,7 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     const o = { ...RESPONSIVE_DEFAULTS, ...options };
     // Each value checked as its description says (undefined: the default; null or anything else: an error).
     const field = <V>(key: keyof ResponsiveBackoffOptions, fallback?: V): V =>
-      read<V | undefined>(RESPONSIVE_SCHEMA, key, (options as Record<string, unknown>)[key]) ??
+      read<V | undefined>(RESPONSIVE_SCHEMA, key, (options as Record<string, unknown> | undefined)?.[key]) ??
       (fallback as V);
     this.#base = field("base", RESPONSIVE_DEFAULTS.base);
     this.max = field("max", RESPONSIVE_DEFAULTS.max);
