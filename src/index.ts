@@ -161,6 +161,7 @@ export {
   type SuccessEvent,
 } from "./retry/step.js";
 export {
+  MAX_SKEW,
   type MemoryStoreOptions,
   memoryStore,
   type SharingOptions,

@@ -115,7 +115,7 @@ function createInstruments(meter: Meter): Instruments {
     }),
     stores: meter.createCounter("robustly.store.transitions", {
       description:
-        "A shared policy's store went down (the policy decides alone) or came back (it shares again)",
+        "A shared policy's store went down (the policy decides alone), came back (it shares again), or held something robustly did not write (corrupt)",
     }),
     paces: meter.createHistogram("robustly.responsive.delay", {
       description: "A responsive backoff's delay each time it changes, by direction",
@@ -148,10 +148,14 @@ function observe(
     watching.push(policy.on("refused", () => i.refusals.add(1, attributes)));
   }
   // The three kinds emit the same store events; `on` is typed per kind, so each is named here.
-  const on = policy.on.bind(policy) as (event: "store-down" | "store-up", listener: () => void) => Disposable;
+  const on = policy.on.bind(policy) as (
+    event: "store-down" | "store-up" | "store-corrupt",
+    listener: () => void,
+  ) => Disposable;
   watching.push(
     on("store-down", () => i.stores.add(1, { ...attributes, "robustly.store": "down" })),
     on("store-up", () => i.stores.add(1, { ...attributes, "robustly.store": "up" })),
+    on("store-corrupt", () => i.stores.add(1, { ...attributes, "robustly.store": "corrupt" })),
   );
   return {
     dispose() {
