@@ -45,6 +45,13 @@ export interface RobustFetchOptions extends RetryOptions<Response> {
    * none. (`timeout`, each attempt's limit, defaults to 30,000 here.)
    */
   totalTimeout?: number;
+  /**
+   * Once the call has resolved, the longest the response's body may go without a chunk, ms: a body that
+   * stalls longer errors with a `TimeoutError` as it is read. Default 30,000; negative or Infinity for
+   * none. (The body is read after robustFetch has returned, so a stall is not retried: read the body
+   * inside `retry` where that is wanted, as the README shows.)
+   */
+  bodyTimeout?: number;
 }
 
 /** A fetch that retries: fetch's own parameters, then optional per-call options over the defaults. */
@@ -63,6 +70,8 @@ export const FETCH_DEFAULTS = Object.freeze({
   timeout: 30_000,
   /** The whole call's limit. */
   totalTimeout: 120_000,
+  /** The longest a returned response's body may go without a chunk. */
+  bodyTimeout: 30_000,
 });
 
 /** RFC 9110 §9.2.2: methods whose repetition has the same effect as one request. */
@@ -151,6 +160,8 @@ interface Prepared {
   readonly retryNonIdempotent: boolean;
   /** The whole call's limit, ms (Infinity for none). */
   readonly totalTimeout: number;
+  /** The longest a returned body may go without a chunk, ms (Infinity for none). */
+  readonly bodyTimeout: number;
   /** The retry options with robustFetch's compositions in place, `signal` still the caller's one. */
   readonly retryOptions: RetryOptions<Response>;
 }
@@ -160,6 +171,7 @@ const OWN_KEYS: ReadonlySet<string> = new Set([
   "maxRetryAfter",
   "retryNonIdempotent",
   "totalTimeout",
+  "bodyTimeout",
 ]);
 
 function checkStatuses(value: unknown): ReadonlySet<number> {
@@ -222,7 +234,13 @@ function prepare(options: RobustFetchOptions | undefined): Prepared {
   retryOptions.timeout ??= FETCH_DEFAULTS.timeout;
   const totalTimeout =
     read<number>(FETCH_SCHEMA, "totalTimeout", o.totalTimeout) ?? FETCH_DEFAULTS.totalTimeout;
-  return { retryNonIdempotent, totalTimeout, retryOptions: retryOptions as RetryOptions<Response> };
+  const bodyTimeout = read<number>(FETCH_SCHEMA, "bodyTimeout", o.bodyTimeout) ?? FETCH_DEFAULTS.bodyTimeout;
+  return {
+    retryNonIdempotent,
+    totalTimeout,
+    bodyTimeout,
+    retryOptions: retryOptions as RetryOptions<Response>,
+  };
 }
 
 /**
@@ -308,7 +326,7 @@ async function fetchWithRetry(
     : // One attempt (still timed, still counted by a budget or breaker); its outcome is final.
       { ...base, signal, maxRetries: 0, rules: undefined };
   try {
-    return await retry(async (attempt) => {
+    const response = await retry(async (attempt) => {
       const attemptSignal = attempt.signal;
       const response = await fetchImpl(cloneRequest ? (request as Request).clone() : input, {
         ...init,
@@ -321,9 +339,56 @@ async function fetchWithRetry(
       }
       return response;
     }, options);
+    return watchBody(response, prepared.bodyTimeout, base.clock ?? systemClock);
   } finally {
     release();
   }
+}
+
+/**
+ * `response` with a body that errors with a `TimeoutError` when no chunk comes for `ms` while it is read
+ * (its status, headers, url and redirected as they were).
+ */
+function watchBody(response: Response, ms: number, clock: Clock): Response {
+  const body = response.body;
+  if (ms === Number.POSITIVE_INFINITY || body === null || response.status < 200 || response.status > 599) {
+    return response;
+  }
+  const reader = body.getReader();
+  let cancel: (() => void) | undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      cancel = clock.setTimer(ms, () => {
+        const stalled = new TimeoutError(ms, `The response body stalled for ${ms} ms`);
+        controller.error(stalled);
+        reader.cancel(stalled).catch(ignore);
+      });
+      return reader.read().then(
+        ({ done, value }) => {
+          cancel?.();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+        (error: unknown) => {
+          cancel?.();
+          controller.error(error);
+        },
+      );
+    },
+    cancel(reason) {
+      cancel?.();
+      return reader.cancel(reason);
+    },
+  });
+  const watched = new Response(stream, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  for (const key of ["url", "redirected", "type"] as const) {
+    Object.defineProperty(watched, key, { value: response[key] });
+  }
+  return watched;
 }
 
 /**

@@ -30,6 +30,12 @@ export const FETCH_SCHEMA: Schema = {
       default: "120000 (2 min)",
       doc: "The whole call's limit, across every attempt and wait: when it runs out the call rejects with a TimeoutError. Negative or Infinity for none.",
     },
+    bodyTimeout: {
+      kind: { type: "limit", integer: false },
+      ms: true,
+      default: "30000 (30 s)",
+      doc: "Once the call has resolved, the longest the response's body may go without a chunk; a stalled body errors with a TimeoutError as it is read (not retried). Negative or Infinity for none.",
+    },
     ...RETRY_SCHEMA.fields,
     timeout: {
       ...RETRY_SCHEMA.fields.timeout,

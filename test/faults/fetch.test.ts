@@ -58,3 +58,66 @@ describe("robustFetch's defaults against a server that never answers", () => {
     expect(server.open()).toBe(0);
   });
 });
+
+describe("a response whose body stalls", () => {
+  /** A response with one chunk, then nothing for ever (until cancelled). */
+  function stallingFetch() {
+    let cancelled: unknown;
+    const fetchImpl = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode("first part "));
+          },
+          cancel(reason) {
+            cancelled = reason;
+          },
+        }),
+        { status: 200, headers: { "content-type": "text/plain" } },
+      );
+    return { fetchImpl, cancelled: () => cancelled };
+  }
+
+  it("reading it errors with a TimeoutError after 30 s without a chunk, and the stalled stream is cancelled", async () => {
+    const clock = new VirtualClock();
+    const server = stallingFetch();
+    const api = withRetry(server.fetchImpl, { clock });
+    const response = (await drive(clock, api("http://example.test/"))) as { ok: true; value: Response };
+    expect(response.value.status).toBe(200);
+    expect(response.value.headers.get("content-type")).toBe("text/plain");
+    const read = await drive(clock, response.value.text());
+    expect(read.ok).toBe(false);
+    const error = (read as { error: TimeoutError }).error;
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error.timeout).toBe(30_000);
+    expect(clock.now()).toBe(30_000);
+    expect(server.cancelled()).toBe(error);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("a body that keeps coming is read whole, and bodyTimeout: -1 waits for ever", async () => {
+    const clock = new VirtualClock();
+    const chunks = ["a", "b", "c"];
+    const slow = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            await new Promise<void>((resolve) => clock.setTimer(20_000, resolve));
+            const next = chunks.shift();
+            if (next === undefined) controller.close();
+            else controller.enqueue(new TextEncoder().encode(next));
+          },
+        }),
+      );
+    const api = withRetry(slow, { clock });
+    const response = (await drive(clock, api("http://example.test/"))) as { ok: true; value: Response };
+    expect(await drive(clock, response.value.text())).toEqual({ ok: true, value: "abc" });
+    const none = withRetry(stallingFetch().fetchImpl, { clock, bodyTimeout: -1 });
+    const unwatched = (await drive(clock, none("http://example.test/"))) as { ok: true; value: Response };
+    const reader = unwatched.value.body?.getReader();
+    await reader?.read();
+    await clock.advance(10 * 60_000);
+    expect(clock.pending).toBe(0);
+    await reader?.cancel();
+  });
+});
