@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
 import { TimeoutError } from "../core/errors.js";
 import type { GiveUpReason } from "../core/report.js";
-import { DEFAULTS } from "../policy/options.js";
+import { DEFAULTS, type RetryOptions } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
 import { duration, integer, list, parseCommand, UsageError } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
@@ -72,6 +72,19 @@ export class SpawnError extends Error {
   override readonly name = "SpawnError";
 }
 
+/** What one `robustly run` knows while it runs: the attempt in flight and the signal it received. */
+interface Session {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly grace: number;
+  readonly controller: AbortController;
+  /** The last attempt, until its every process is gone. */
+  current: Running | undefined;
+  /** Resolves once the last attempt's processes are all gone. */
+  previous: Promise<void>;
+  received: NodeJS.Signals | undefined;
+}
+
 /** Runs `robustly run` with `argv`; resolves with the exit status. */
 export async function runRun(
   argv: readonly string[],
@@ -87,116 +100,43 @@ export async function runRun(
   if (command.length === 0)
     throw new UsageError("robustly run needs a command after --, e.g. robustly run -- curl -f URL");
   const options = policyOptions(v);
-  const grace = v.grace === undefined ? 5000 : duration("grace", v.grace);
   const retryCodes =
     v["retry-on-exit"] === undefined
       ? undefined
       : list("retry-on-exit", v["retry-on-exit"], (c) => integer("retry-on-exit", c, 1));
   const quiet = v.quiet === true;
   const [file, ...args] = v.shell === true ? ["/bin/sh", "-c", command.join(" ")] : command;
-
-  const controller = new AbortController();
-  // The last attempt, until its every process is gone.
-  let current: Running | undefined;
-  let previous: Promise<void> = Promise.resolve();
-  let received: NodeJS.Signals | undefined;
+  const session: Session = {
+    file: file as string,
+    args,
+    grace: v.grace === undefined ? 5000 : duration("grace", v.grace),
+    controller: new AbortController(),
+    current: undefined,
+    previous: Promise.resolve(),
+    received: undefined,
+  };
   const onSignal = (signal: NodeJS.Signals) => {
-    received ??= signal;
+    session.received ??= signal;
     // The command's group gets the signal itself (then SIGKILL after the grace period), before the abort
     // below ends the attempt, whose own abort handling would send SIGTERM instead.
-    if (current !== undefined) void end(current, grace, signal);
-    controller.abort(new Error(`received ${signal}`));
+    if (session.current !== undefined) void end(session.current, session.grace, signal);
+    session.controller.abort(new Error(`received ${signal}`));
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
-
-  // For the status lines only: the attempts the top-level policy allows at most (the library decides).
-  const most = options.maxRetries ?? DEFAULTS.maxRetries;
-  // "attempt 2/4" when retries are counted; just "attempt 2" when they are not.
-  const of = most < 0 || most === Number.POSITIVE_INFINITY ? "" : `/${most + 1}`;
-  const describe = (error: unknown) =>
-    error instanceof TimeoutError
-      ? `timed out after ${human(error.timeout)}`
-      : error instanceof ExitError
-        ? error.message
-        : String((error as Error).message ?? error);
-  const say = (line: string) => {
-    if (!quiet) stderr.write(`robustly: ${line}\n`);
-  };
-
-  const retryable = (error: unknown): boolean => {
-    if (error instanceof SpawnError) return false;
-    if (error instanceof ExitError && retryCodes !== undefined) {
-      return error.code !== null && retryCodes.includes(error.code);
-    }
-    return true;
-  };
-
   try {
-    await retry(
-      async (ctx) => {
-        // Never two attempts at once: wait until the previous attempt's processes are gone. This
-        // attempt's timeout may run out meanwhile; then it must not start anything.
-        await previous;
-        if (controller.signal.aborted) throw controller.signal.reason;
-        if (ctx.signal.aborted) throw ctx.signal.reason;
-        let child: ChildProcess;
-        try {
-          child = spawn(file as string, args, { stdio: "inherit", detached: true });
-        } catch (error) {
-          throw new SpawnError((error as Error).message);
-        }
-        const outcome = new Promise<void>((resolve, reject) => {
-          child.once("error", (error) => reject(new SpawnError(`cannot run ${file}: ${error.message}`)));
-          child.once("exit", (code, signal) => {
-            if (code === 0) resolve();
-            else reject(new ExitError(code, signal));
-          });
-        });
-        const exited = new Promise<void>((resolve) => {
-          child.once("exit", () => resolve());
-          child.once("error", () => resolve());
-        });
-        const running: Running = { child, exited };
-        current = running;
-        // The next attempt waits until this one is over: the command exited and, when it failed (a timeout
-        // or a signal included), every process it left behind is gone too, ended with SIGTERM.
-        previous = outcome.then(
-          () => exited,
-          () => end(running, grace),
-        );
-        void previous.then(() => {
-          if (current === running) current = undefined;
-        });
-        // A timeout ends the attempt with SIGTERM; a signal robustly received was passed on already.
-        const onAbort = () => {
-          if (received === undefined) void end(running, grace);
-        };
-        ctx.signal.addEventListener("abort", onAbort, { once: true });
-        try {
-          await outcome;
-        } finally {
-          ctx.signal.removeEventListener("abort", onAbort);
-        }
-      },
-      {
-        ...options,
-        signal: controller.signal,
-        retryOn: retryable,
-        // The library decides whether to retry; this only says what it decided.
-        onRetry: ({ error, attempt, delay }) => {
-          say(`attempt ${attempt}${of} failed (${describe(error)}); retrying in ${human(delay)}`);
-        },
-        onGiveUp: ({ reason, outcome, attempts }) => {
-          if (reason === "aborted") return;
-          say(`attempt ${attempts}${of} failed (${describe(outcome)}); giving up: ${GIVE_UP[reason]}`);
-        },
-      },
-    );
+    await retry((ctx) => attempt(session, ctx.signal), {
+      ...options,
+      signal: session.controller.signal,
+      retryOn: (error: unknown) => retryable(error, retryCodes),
+      ...statusLines(options.maxRetries ?? DEFAULTS.maxRetries, (line) => {
+        if (!quiet) stderr.write(`robustly: ${line}\n`);
+      }),
+    });
     return 0;
   } catch (failure) {
-    await previous;
+    await session.previous;
     // As a shell reports a job that a signal ended, whatever the command made of the signal.
-    if (received !== undefined) return 128 + (constants.signals[received] ?? 0);
+    if (session.received !== undefined) return 128 + (constants.signals[session.received] ?? 0);
     if (failure instanceof ExitError) return failure.status;
     if (failure instanceof TimeoutError) return 124;
     if (failure instanceof SpawnError) {
@@ -207,6 +147,86 @@ export async function runRun(
     throw failure;
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+  }
+}
+
+/** Whether the library may retry `error`: not a command that cannot start; with codes, only those. */
+function retryable(error: unknown, retryCodes: readonly number[] | undefined): boolean {
+  if (error instanceof SpawnError) return false;
+  if (error instanceof ExitError && retryCodes !== undefined) {
+    return error.code !== null && retryCodes.includes(error.code);
+  }
+  return true;
+}
+
+/** The status lines: `onRetry` and `onGiveUp` say what the library decided (and decide nothing). */
+function statusLines(
+  maxRetries: number,
+  say: (line: string) => void,
+): Pick<RetryOptions, "onRetry" | "onGiveUp"> {
+  // "attempt 2/4" when retries are counted; just "attempt 2" when they are not.
+  const of = maxRetries < 0 || maxRetries === Number.POSITIVE_INFINITY ? "" : `/${maxRetries + 1}`;
+  const describe = (error: unknown) =>
+    error instanceof TimeoutError
+      ? `timed out after ${human(error.timeout)}`
+      : error instanceof ExitError
+        ? error.message
+        : String((error as Error).message ?? error);
+  return {
+    onRetry: ({ error, attempt, delay }) => {
+      say(`attempt ${attempt}${of} failed (${describe(error)}); retrying in ${human(delay)}`);
+    },
+    onGiveUp: ({ reason, outcome, attempts }) => {
+      if (reason === "aborted") return;
+      say(`attempt ${attempts}${of} failed (${describe(outcome)}); giving up: ${GIVE_UP[reason]}`);
+    },
+  };
+}
+
+/** One attempt: the command in a process group of its own, once the previous attempt's are all gone. */
+async function attempt(session: Session, signal: AbortSignal): Promise<void> {
+  // Never two attempts at once: wait until the previous attempt's processes are gone. This attempt's
+  // timeout may run out meanwhile; then it must not start anything.
+  await session.previous;
+  if (session.controller.signal.aborted) throw session.controller.signal.reason;
+  if (signal.aborted) throw signal.reason;
+  let child: ChildProcess;
+  try {
+    child = spawn(session.file, session.args, { stdio: "inherit", detached: true });
+  } catch (error) {
+    throw new SpawnError((error as Error).message);
+  }
+  const outcome = new Promise<void>((resolve, reject) => {
+    child.once("error", (error) => reject(new SpawnError(`cannot run ${session.file}: ${error.message}`)));
+    child.once("exit", (code, exitSignal) => {
+      if (code === 0) resolve();
+      else reject(new ExitError(code, exitSignal));
+    });
+  });
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", () => resolve());
+  });
+  const running: Running = { child, exited };
+  session.current = running;
+  // The next attempt waits until this one is over: the command exited and, when it failed (a timeout or
+  // a signal included), every process it left behind is gone too, ended with SIGTERM.
+  session.previous = outcome.then(
+    () => exited,
+    () => end(running, session.grace),
+  );
+  void session.previous.then(() => {
+    if (session.current === running) session.current = undefined;
+  });
+  // A timeout ends the attempt with SIGTERM; a signal robustly received was passed on already.
+  const onAbort = () => {
+    if (session.received === undefined) void end(running, session.grace);
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    await outcome;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
 }
 
