@@ -3,7 +3,7 @@
  * runs the rest through `next`, the last one the operation. A pipeline is itself a step.
  */
 import { type Clock, systemClock } from "../core/clock.js";
-import { OptionError, PermanentError } from "../core/errors.js";
+import { OptionError, unwrapPermanent as unwrap } from "../core/errors.js";
 import { Eventual, settleWith } from "../core/invoke.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { knownKeys } from "../core/validate.js";
@@ -22,10 +22,6 @@ export interface ExecuteOptions {
 
 /** The operation a pipeline runs: it receives the execution context of its attempt. */
 export type Operation<T> = (context: ExecutionContext) => T | PromiseLike<T>;
-
-function unwrap(error: unknown): unknown {
-  return error instanceof PermanentError && error.cause !== undefined ? error.cause : error;
-}
 
 export class Pipeline implements Step {
   /** The steps, outermost first. */

@@ -10,7 +10,7 @@
 
 import { BrokenCircuitError } from "../breaker/errors.js";
 import type { CancelTimer } from "../core/clock.js";
-import { PermanentError, RetryableResultError } from "../core/errors.js";
+import { PermanentError, RetryableResultError, unwrapPermanent } from "../core/errors.js";
 import { Eventual, invoke, settleWith } from "../core/invoke.js";
 import { type GiveUpReason, report } from "../core/report.js";
 import type { BudgetClaim, Scope } from "../pipeline/context.js";
@@ -239,7 +239,7 @@ export class RetryCall<T> {
       this.out.resolve(error.value as T);
       return;
     }
-    const final = error instanceof PermanentError && error.cause !== undefined ? error.cause : error;
+    const final = unwrapPermanent(error);
     report(final, { reason, attempts, elapsed });
     this.#step.gaveUp(final, reason, attempts, elapsed, false);
     this.out.reject(final);

@@ -1,0 +1,52 @@
+// Defects found by holding robustly to what its peers' users expect (p-retry, async-retry,
+// exponential-backoff, tenacity): each test is named after what broke.
+import { PermanentError, retry, retryReport, wrap } from "robustly";
+import { describe, expect, it } from "vitest";
+
+describe("PermanentError with a message", () => {
+  it("new PermanentError('stop') rejects with an Error carrying the message, not the bare string", async () => {
+    const error = await retry(() => {
+      throw new PermanentError("stop");
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toBeInstanceOf(PermanentError);
+    expect((error as Error).message).toBe("stop");
+    expect((error as Error).cause).toBeUndefined();
+    expect(retryReport(error)?.reason).toBe("permanent");
+  });
+
+  it("through wrap with a timeout (the pipeline's edge) too", async () => {
+    const viaWrap = await wrap(() => Promise.reject(new PermanentError("gone")), { timeout: 1000 })().catch(
+      (e: unknown) => e,
+    );
+    expect(viaWrap).toBeInstanceOf(PermanentError);
+    expect((viaWrap as Error).message).toBe("gone");
+  });
+
+  it("given an Error, it still rejects with that error, which is its cause", async () => {
+    const cause = new RangeError("no such id");
+    const permanent = new PermanentError(cause);
+    expect(permanent.cause).toBe(cause);
+    expect(permanent.message).toBe("no such id");
+    await expect(
+      retry(() => {
+        throw permanent;
+      }),
+    ).rejects.toBe(cause);
+  });
+
+  it("given a message and a cause, it keeps both", () => {
+    const cause = new Error("404");
+    const permanent = new PermanentError(cause, "not found");
+    expect(permanent.message).toBe("not found");
+    expect(permanent.cause).toBe(cause);
+  });
+
+  it("a number or another primitive is a message too, never what the call rejects with", async () => {
+    const error = await retry(() => {
+      throw new PermanentError(42);
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PermanentError);
+    expect((error as Error).message).toBe("42");
+  });
+});
