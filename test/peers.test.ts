@@ -1,7 +1,11 @@
 // Defects found by holding robustly to what its peers' users expect (p-retry, async-retry,
 // exponential-backoff, tenacity): each test is named after what broke.
-import { PermanentError, retry, retryReport, wrap } from "robustly";
+import { backoff, jitter, PermanentError, retry, retryReport, wrap } from "robustly";
+import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
+import { drive } from "./support/drive.js";
+
+const steady = { backoff: backoff.constant({ base: 1000 }), jitter: jitter.none() };
 
 describe("PermanentError with a message", () => {
   it("new PermanentError('stop') rejects with an Error carrying the message, not the bare string", async () => {
@@ -48,5 +52,43 @@ describe("PermanentError with a message", () => {
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PermanentError);
     expect((error as Error).message).toBe("42");
+  });
+});
+
+describe("wrap and this", () => {
+  it("a wrapped method keeps its receiver", async () => {
+    const service = {
+      name: "users",
+      get: wrap(
+        async function (this: { name: string }, _context, id: string) {
+          return `${this.name}/${id}`;
+        },
+        { maxRetries: 0 },
+      ),
+      ping: wrap(
+        function (this: { name: string }) {
+          return this.name;
+        },
+        { maxRetries: 0 },
+      ),
+    };
+    await expect(service.get("42")).resolves.toBe("users/42");
+    await expect(service.ping()).resolves.toBe("users");
+  });
+
+  it("the receiver is kept on every attempt, with call or apply", async () => {
+    const clock = new VirtualClock();
+    const receivers: unknown[] = [];
+    const fn = wrap(
+      function (this: unknown, { attempt }) {
+        receivers.push(this);
+        if (attempt < 3) throw new Error("again");
+        return attempt;
+      },
+      { clock, ...steady },
+    );
+    const self = { id: 1 };
+    expect(await drive(clock, fn.call(self))).toEqual({ ok: true, value: 3 });
+    expect(receivers).toEqual([self, self, self]);
   });
 });
