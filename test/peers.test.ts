@@ -1,11 +1,22 @@
 // Defects found by holding robustly to what its peers' users expect (p-retry, async-retry,
 // exponential-backoff, tenacity): each test is named after what broke.
-import { backoff, jitter, PermanentError, retry, retryReport, wrap } from "robustly";
+import { backoff, jitter, OptionError, PermanentError, retry, retryReport, wrap } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
+import { BACKOFF_SCHEMAS } from "../src/backoff/schema.js";
+import { JITTER_SCHEMAS } from "../src/jitter/schema.js";
 import { drive } from "./support/drive.js";
 
 const steady = { backoff: backoff.constant({ base: 1000 }), jitter: jitter.none() };
+
+function thrown(make: () => unknown): Error {
+  try {
+    make();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("nothing thrown");
+}
 
 describe("PermanentError with a message", () => {
   it("new PermanentError('stop') rejects with an Error carrying the message, not the bare string", async () => {
@@ -90,5 +101,30 @@ describe("wrap and this", () => {
     const self = { id: 1 };
     expect(await drive(clock, fn.call(self))).toEqual({ ok: true, value: 3 });
     expect(receivers).toEqual([self, self, self]);
+  });
+});
+
+describe("a backoff's max below its base", () => {
+  it("the options' descriptions say that max must be at least base", () => {
+    for (const name of ["exponential", "linear", "fibonacci", "polynomial", "random"]) {
+      expect(BACKOFF_SCHEMAS[name]?.fields.max?.doc).toMatch(/at least base/);
+    }
+    expect(JITTER_SCHEMAS.decorrelatedAws?.fields.max?.doc).toMatch(/at least base/);
+  });
+
+  it("the error names the rule and the base it compared with, and says when that base is the default", () => {
+    const given = thrown(() => backoff.exponential({ base: 500, max: 100 }));
+    expect(given).toBeInstanceOf(OptionError);
+    expect(given.message).toBe("backoff.exponential: max must be a number >= base, here 500; got 100");
+    const defaulted = thrown(() => backoff.linear({ max: 100 }));
+    expect(defaulted.message).toBe(
+      "backoff.linear: max must be a number >= base, here 1000 (base's default); got 100",
+    );
+    expect(thrown(() => backoff.random({ base: 500, max: 100 })).message).toMatch(
+      /^backoff\.random: max must be a number >= base, here 500; got 100$/,
+    );
+    expect(thrown(() => jitter.decorrelatedAws({ base: 500, max: 100 })).message).toBe(
+      "jitter.decorrelatedAws: max must be a number >= base, here 500; got 100",
+    );
   });
 });
