@@ -1,6 +1,15 @@
 // Defects found by holding robustly to what its peers' users expect (p-retry, async-retry,
 // exponential-backoff, tenacity): each test is named after what broke.
-import { backoff, jitter, OptionError, PermanentError, retry, retryReport, wrap } from "robustly";
+import {
+  backoff,
+  circuitBreaker,
+  jitter,
+  OptionError,
+  PermanentError,
+  retry,
+  retryReport,
+  wrap,
+} from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { BACKOFF_SCHEMAS } from "../src/backoff/schema.js";
@@ -126,5 +135,206 @@ describe("a backoff's max below its base", () => {
     expect(thrown(() => jitter.decorrelatedAws({ base: 500, max: 100 })).message).toBe(
       "jitter.decorrelatedAws: max must be a number >= base, here 500; got 100",
     );
+  });
+});
+
+describe("predicates that answer with a promise", () => {
+  class Transient extends Error {}
+
+  /** Fails with `errors[i]` on attempt i+1 while there are any, then returns the attempt number. */
+  function failing(errors: unknown[], calls: number[]) {
+    return ({ attempt }: { attempt: number }) => {
+      calls.push(attempt);
+      const error = errors[attempt - 1];
+      if (error !== undefined) throw error;
+      return attempt;
+    };
+  }
+
+  it("retryOn answering Promise<false> is awaited, not taken as true", async () => {
+    const clock = new VirtualClock();
+    const calls: number[] = [];
+    const error = new Transient("no");
+    const result = await drive(
+      clock,
+      retry(failing([error, error], calls), { clock, ...steady, retryOn: async () => false }),
+    );
+    expect(result).toEqual({ ok: false, error });
+    expect(calls).toEqual([1]);
+    expect(retryReport(error)?.reason).toBe("not-retryable");
+  });
+
+  it("retryOn answering Promise<true> retries", async () => {
+    const clock = new VirtualClock();
+    const calls: number[] = [];
+    const result = await drive(
+      clock,
+      retry(failing([new Transient("a"), new Transient("b")], calls), {
+        clock,
+        ...steady,
+        retryOn: (e) => Promise.resolve(e instanceof Transient),
+      }),
+    );
+    expect(result).toEqual({ ok: true, value: 3 });
+    expect(calls).toEqual([1, 2, 3]);
+  });
+
+  it("a rule's when answering Promise<false> lets the next rule or the top level decide", async () => {
+    const clock = new VirtualClock();
+    const granted: number[] = [];
+    const result = await drive(
+      clock,
+      retry(failing([new Transient("a")], []), {
+        clock,
+        ...steady,
+        rules: [
+          { when: async () => false, backoff: backoff.constant({ base: 5000 }) },
+          { when: async (e) => e instanceof Transient, backoff: backoff.constant({ base: 70 }) },
+        ],
+        onRetry: ({ rule, delay }) => granted.push(rule, delay),
+      }),
+    );
+    expect(result).toEqual({ ok: true, value: 2 });
+    expect(granted).toEqual([1, 70]);
+  });
+
+  it("an async matcher that rejects ends the call with its rejection, as one that throws does", async () => {
+    const clock = new VirtualClock();
+    const broken = new Error("matcher down");
+    const calls: number[] = [];
+    const rejecting = await drive(
+      clock,
+      retry(failing([new Transient("a"), new Transient("b")], calls), {
+        clock,
+        ...steady,
+        retryOn: () => Promise.reject(broken),
+      }),
+    );
+    expect(rejecting).toEqual({ ok: false, error: broken });
+    expect(calls).toEqual([1]);
+    const inRule = await drive(
+      clock,
+      retry(failing([new Transient("a")], []), {
+        clock,
+        ...steady,
+        rules: [{ when: () => Promise.reject(broken) }],
+      }),
+    );
+    expect(inRule).toEqual({ ok: false, error: broken });
+  });
+
+  it("retryOnResult answering Promise<false> accepts the value; Promise<true> retries it", async () => {
+    const clock = new VirtualClock();
+    let polls = 0;
+    const accepted = await drive(
+      clock,
+      retry(
+        () => {
+          polls += 1;
+          return "pending";
+        },
+        { clock, ...steady, retryOnResult: async () => false },
+      ),
+    );
+    expect(accepted).toEqual({ ok: true, value: "pending" });
+    expect(polls).toBe(1);
+    polls = 0;
+    const successes: unknown[] = [];
+    const retried = await drive(
+      clock,
+      retry(() => (++polls < 3 ? "pending" : "done"), {
+        clock,
+        ...steady,
+        retryOnResult: async (value) => value === "pending",
+        onSuccess: (value) => successes.push(value),
+      }),
+    );
+    expect(retried).toEqual({ ok: true, value: "done" });
+    expect(polls).toBe(3);
+    expect(successes).toEqual(["done"]);
+  });
+
+  it("retryOnResult's rejection is that attempt's error, as its throw is: retried, and the last one ends the call", async () => {
+    const clock = new VirtualClock();
+    const broken = new Error("check failed");
+    let polls = 0;
+    const errors: unknown[] = [];
+    const result = await drive(
+      clock,
+      retry(
+        () => {
+          polls += 1;
+          return polls;
+        },
+        {
+          clock,
+          ...steady,
+          maxRetries: 2,
+          retryOnResult: (n) => (n < 3 ? Promise.reject(broken) : Promise.resolve(false)),
+          onError: (error) => errors.push(error),
+        },
+      ),
+    );
+    expect(result).toEqual({ ok: true, value: 3 });
+    expect(errors).toEqual([broken, broken]);
+  });
+
+  it("with an async retryOnResult, also when the call has a signal and a timeout (the loop, not the fast path)", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    let polls = 0;
+    const result = await drive(
+      clock,
+      retry(() => ++polls, {
+        clock,
+        ...steady,
+        timeout: 10_000,
+        signal: controller.signal,
+        retryOnResult: async (n) => n < 2,
+        retryOn: async () => true,
+      }),
+    );
+    expect(result).toEqual({ ok: true, value: 2 });
+  });
+
+  it("the caller's abort while an async predicate is pending ends the call with the signal's reason", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    let answer!: (retry: boolean) => void;
+    const call = retry(
+      () => {
+        throw new Transient("a");
+      },
+      {
+        clock,
+        ...steady,
+        signal: controller.signal,
+        retryOn: () =>
+          new Promise<boolean>((resolve) => {
+            answer = resolve;
+          }),
+      },
+    ).catch((e: unknown) => e);
+    await Promise.resolve();
+    const reason = new Error("bye");
+    controller.abort(reason);
+    answer(true);
+    expect(await call).toBe(reason);
+    await clock.runAll();
+    expect(clock.pending).toBe(0);
+  });
+
+  it("a short form's breaker hears a value an async retryOnResult retries as a failure", async () => {
+    const clock = new VirtualClock();
+    const breaker = circuitBreaker({ consecutiveFailures: 2, clock });
+    let polls = 0;
+    const result = await drive(
+      clock,
+      retry(() => ++polls, { clock, ...steady, breaker, maxRetries: 5, retryOnResult: async () => true }),
+    );
+    // Two values counted as failures open the circuit: the third attempt is refused.
+    expect(result.ok).toBe(false);
+    expect(polls).toBe(2);
+    expect(breaker.state).toBe("open");
   });
 });

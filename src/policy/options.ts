@@ -20,7 +20,7 @@ import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
 import type { GiveUpEvent } from "../retry/step.js";
-import { compileMatcher, type ErrorMatcher } from "./matcher.js";
+import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "./matcher.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "./schema.js";
 
 /**
@@ -68,15 +68,24 @@ export interface RetryPolicy {
 
 /** A rule: the policy for the errors that `when` matches. Rules are tried in order; the first match wins. */
 export interface RetryRule extends RetryPolicy {
-  when: ErrorMatcher;
+  /** The errors this rule is for; a predicate may answer with a promise, which is waited for. */
+  when: RetryMatcher;
 }
 
 /** What a retry step (`steps.retry`) accepts: the policy, what it retries, its callbacks and its budget. */
 export interface RetryStepOptions<T = unknown> extends RetryPolicy {
-  /** Which errors the top-level policy retries. Default: all but `PermanentError` and the caller's abort. */
-  retryOn?: ErrorMatcher;
-  /** Return true to retry a successful value. When retries run out, the step answers with the last value. */
-  retryOnResult?: (value: T) => boolean;
+  /**
+   * Which errors the top-level policy retries. Default: all but `PermanentError` and the caller's abort.
+   * A predicate may answer with a promise: the step waits for it, and one that throws or rejects ends the
+   * call with that error.
+   */
+  retryOn?: RetryMatcher;
+  /**
+   * Return true to retry a successful value. When retries run out, the step answers with the last value.
+   * It may answer with a promise, which is waited for; a throw or a rejection is that attempt's error
+   * (retried as any other).
+   */
+  retryOnResult?: (value: T) => boolean | PromiseLike<boolean>;
   /** Policies for specific errors, first match wins; errors no rule matches fall to the top-level policy. */
   rules?: readonly RetryRule[];
   /** Called once when an attempt succeeds; the `success` event's short form. */
@@ -127,7 +136,8 @@ export interface RetryOptions<T = unknown> extends RetryStepOptions<T> {
 
 /** A policy with every default filled in and every value checked. */
 export interface ResolvedPolicy {
-  readonly match: (error: unknown) => boolean;
+  /** True or false, or a promise of the answer (from an async predicate). */
+  readonly match: (error: unknown) => MatchAnswer;
   /** Infinity for no limit. */
   readonly maxRetries: number;
   /** Infinity for no limit. */
@@ -142,7 +152,7 @@ export interface ResolvedPolicy {
 export interface ResolvedRetry<T> {
   /** The rules, then the top-level policy last. */
   readonly policies: readonly ResolvedPolicy[];
-  readonly retryOnResult: ((value: T) => boolean) | undefined;
+  readonly retryOnResult: ((value: T) => boolean | PromiseLike<boolean>) | undefined;
   readonly onSuccess: ((value: T) => void) | undefined;
   readonly onError: ((error: unknown, retries: number) => void) | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
@@ -187,7 +197,7 @@ function resolvePolicy(
   where: string,
   value: RetryPolicy,
   fallback: ResolvedPolicy | undefined,
-  match: (e: unknown) => boolean,
+  match: (e: unknown) => MatchAnswer,
 ): ResolvedPolicy {
   const prefix = where === "" ? "" : `${where}.`;
   const field = <V>(key: string, value: V): V => read(RULE_SCHEMA, key, value, `${prefix}${key}`);
@@ -225,7 +235,7 @@ export function resolveRetry<T>(
     "",
     o,
     undefined,
-    o.retryOn === undefined ? retryEverything : compileMatcher("retryOn", o.retryOn),
+    o.retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", o.retryOn),
   );
   const policies: ResolvedPolicy[] = [];
   if (o.rules !== undefined) {
@@ -236,7 +246,7 @@ export function resolveRetry<T>(
       knownKeys(where, rule, RULE_KEYS);
       if (rule?.when === undefined)
         throw new OptionError(`${where}.when`, undefined, "an ErrorMatcher (required)");
-      policies.push(resolvePolicy(where, rule, top, compileMatcher(`${where}.when`, rule.when)));
+      policies.push(resolvePolicy(where, rule, top, compileRetryMatcher(`${where}.when`, rule.when)));
     });
   }
   policies.push(top);

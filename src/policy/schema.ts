@@ -62,7 +62,7 @@ export const RULE_SCHEMA: Schema = {
   fields: {
     when: {
       kind: { type: "other", allowed: "an ErrorMatcher (required)" },
-      doc: "The errors this rule is for: an error class, a name or code, a list of those, or a predicate.",
+      doc: "The errors this rule is for: an error class, a name or code, a list of those, or a predicate (which may answer with a promise: it is waited for, and a throw or rejection ends the call with that error).",
       config: true,
     },
     ...POLICY_FIELDS,
@@ -80,14 +80,14 @@ const STEP_FIELDS = {
   retryOn: {
     kind: { type: "other", allowed: "an ErrorMatcher" },
     default: "every error",
-    doc: 'Which errors the top-level policy retries: an error class, a name or code ("ECONNRESET"), a list of those, or a predicate. A PermanentError and the caller\'s abort are never retried.',
+    doc: 'Which errors the top-level policy retries: an error class, a name or code ("ECONNRESET"), a list of those, or a predicate, which may answer with a promise (it is waited for; a throw or rejection ends the call with that error). A PermanentError and the caller\'s abort are never retried.',
     brief: "error names or codes to retry, e.g. ECONNRESET,TimeoutError",
     flag: "NAMES",
     config: true,
   },
   retryOnResult: {
     kind: { type: "function" },
-    doc: "(value) => boolean: true retries a value that came back.",
+    doc: "(value) => boolean, or a promise of one (waited for): true retries a value that came back; a throw or rejection is that attempt's error, retried as any other.",
   },
   rules: {
     kind: { type: "other", allowed: "an array of { when, …policy } rules" },

@@ -11,11 +11,11 @@
 import { BrokenCircuitError } from "../breaker/errors.js";
 import type { CancelTimer } from "../core/clock.js";
 import { PermanentError, RetryableResultError, unwrapPermanent } from "../core/errors.js";
-import { Eventual, invoke, settleWith } from "../core/invoke.js";
+import { Eventual, invoke, isThenable, settleWith } from "../core/invoke.js";
 import { type GiveUpReason, report } from "../core/report.js";
 import type { BudgetClaim, Scope } from "../pipeline/context.js";
 import type { Next } from "../pipeline/step.js";
-import { RetryState } from "../policy/decide.js";
+import { firstMatch, RetryState } from "../policy/decide.js";
 import type { ResolvedRetry } from "../policy/options.js";
 import type { RetryStep } from "./step.js";
 
@@ -60,6 +60,15 @@ export class RetryCall<T> {
   resume(error: unknown): void {
     if (!this.#watch()) return;
     this.#afterFailure(error, 1, undefined);
+  }
+
+  /**
+   * Goes on from a first attempt (made without a scope of its own) that answered with `value`, which
+   * `retryOnResult` answered with `verdict`: true, or a promise.
+   */
+  resumeJudging(value: T, verdict: unknown): void {
+    if (!this.#watch()) return;
+    this.#judged(value, 1, verdict, undefined);
   }
 
   /**
@@ -124,24 +133,50 @@ export class RetryCall<T> {
 
   #succeeded(attempt: Scope, value: T): void {
     if (!this.#end(attempt)) return;
-    let error: unknown;
+    const reportTo = this.#claim?.inner === false ? this.#options.budget : undefined;
+    const retryOnResult = this.#options.retryOnResult;
+    let verdict: unknown;
     try {
-      if (this.#step.accepted(value, attempt.attempt, this.#scope.clock, this.#start)) {
-        if (this.#claim?.inner === false) this.#options.budget?.success();
-        this.#finish();
-        this.out.resolve(value);
-        return;
-      }
-      error = new RetryableResultError(value);
+      verdict = retryOnResult?.(value);
     } catch (thrown) {
       // retryOnResult threw: that is this attempt's error.
-      error = thrown;
+      this.#afterFailure(thrown, attempt.attempt, reportTo);
+      return;
     }
-    this.#afterFailure(
-      error,
-      attempt.attempt,
-      this.#claim?.inner === false ? this.#options.budget : undefined,
-    );
+    this.#judged(value, attempt.attempt, verdict, reportTo);
+  }
+
+  /**
+   * Goes on from `retryOnResult`'s verdict on `value` (waited for when it is a promise): a falsy one ends
+   * the call with the value; a truthy one retries it like an error; a rejection is the attempt's error.
+   */
+  #judged(
+    value: T,
+    attemptNumber: number,
+    verdict: unknown,
+    reportTo: { success(): void; failure(): void } | undefined,
+  ): void {
+    if (isThenable(verdict)) {
+      // The caller's abort may end the call while the verdict is pending.
+      settleWith(
+        verdict,
+        (answer) => {
+          if (!this.#done) this.#judged(value, attemptNumber, Boolean(answer), reportTo);
+        },
+        (thrown) => {
+          if (!this.#done) this.#afterFailure(thrown, attemptNumber, reportTo);
+        },
+      );
+      return;
+    }
+    if (verdict) {
+      this.#afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
+      return;
+    }
+    this.#step.succeeded(value, attemptNumber, this.#scope.clock, this.#start);
+    reportTo?.success();
+    this.#finish();
+    this.out.resolve(value);
   }
 
   #failed(attempt: Scope, error: unknown): void {
@@ -177,16 +212,35 @@ export class RetryCall<T> {
       this.#giveUp(error, "permanent", attemptNumber, clock.now() - this.#start);
       return;
     }
+    firstMatch(
+      options.policies,
+      error,
+      (index) => this.#decide(error, attemptNumber, index),
+      (broken) => this.#broken(broken),
+    );
+  }
+
+  /** A matcher or a custom strategy threw (or a strategy returned no number): the call ends with that error rather than hang. */
+  #broken(error: unknown): void {
+    if (this.#done) return;
+    this.#finish();
+    this.out.reject(error);
+  }
+
+  /** Decides on a retry once the failed attempt's error is known to fall to policy `index` (-1: none). */
+  #decide(error: unknown, attemptNumber: number, index: number): void {
+    // The caller's abort may have ended the call while an async matcher was pending.
+    if (this.#done) return;
+    const options = this.#options;
+    const scope = this.#scope;
+    const clock = scope.clock;
     const elapsed = clock.now() - this.#start;
     this.#state ??= new RetryState(options.policies);
     let decision: ReturnType<RetryState["decide"]>;
     try {
-      decision = this.#state.decide(error, elapsed, scope.random);
+      decision = this.#state.decide(index, error, elapsed, scope.random);
     } catch (broken) {
-      // A matcher or a custom strategy threw (or a strategy returned no number): end the call with that
-      // error rather than leave it hanging.
-      this.#finish();
-      this.out.reject(broken);
+      this.#broken(broken);
       return;
     }
     if (typeof decision === "string") {

@@ -32,7 +32,7 @@ function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
     // A value retryOnResult retries is a failure to the breaker too.
     list.push(
       new BreakerStep(resolved.breaker, {
-        handlesResult: resolved.retry.retryOnResult as (value: unknown) => boolean,
+        handlesResult: resolved.retry.retryOnResult as (value: unknown) => boolean | PromiseLike<boolean>,
       }),
     );
   }

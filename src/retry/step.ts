@@ -3,7 +3,6 @@
  * attempts. `retry(op, options)` is this step at the head of a pipeline built from the options.
  */
 import type { Clock } from "../core/clock.js";
-import { RetryableResultError } from "../core/errors.js";
 import { type Disposable, Events, safeCall } from "../core/events.js";
 import { isThenable } from "../core/invoke.js";
 import type { GiveUpReason } from "../core/report.js";
@@ -100,15 +99,24 @@ export class RetryStep<T = unknown> implements Step {
       return call.out;
     };
     const settle = (value: R): R | PromiseLike<R> => {
-      let error: unknown;
-      try {
-        if (step.accepted(value, 1, scope.clock, start)) return value;
-        error = new RetryableResultError(value);
-      } catch (thrown) {
-        // retryOnResult threw: that is this attempt's error, as in the loop.
-        error = thrown;
+      const retryOnResult = step.resolved.retryOnResult;
+      if (retryOnResult !== undefined) {
+        let verdict: unknown;
+        try {
+          verdict = retryOnResult(value);
+        } catch (thrown) {
+          // retryOnResult threw: that is this attempt's error, as in the loop.
+          return resume(thrown);
+        }
+        if (verdict) {
+          // A value to retry, or a verdict to wait for: through the loop.
+          const call = new RetryCall(step, next, scope, start);
+          call.resumeJudging(value, verdict);
+          return call.out;
+        }
       }
-      return resume(error);
+      step.succeeded(value, 1, scope.clock, start);
+      return value;
     };
     let result: R | PromiseLike<R>;
     try {
@@ -125,10 +133,9 @@ export class RetryStep<T = unknown> implements Step {
     return call.out;
   }
 
-  /** True when `value` ends the call (retryOnResult does not ask for another attempt); tells whoever listens. */
-  accepted(value: T, attempt: number, clock: Clock, start: number): boolean {
+  /** When `value` ends the call (retryOnResult did not ask for another attempt): tells whoever listens. */
+  succeeded(value: T, attempt: number, clock: Clock, start: number): void {
     const options = this.resolved;
-    if (options.retryOnResult?.(value)) return false;
     // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
     for (const backoff of options.successHooks) backoff.success?.();
     const onSuccess = options.onSuccess;
@@ -136,7 +143,6 @@ export class RetryStep<T = unknown> implements Step {
     if (this.#events.has("success")) {
       this.#events.emit("success", { value, attempt, elapsed: clock.now() - start });
     }
-    return true;
   }
 
   /** After every failed attempt: `onError` and the `error` event. */
