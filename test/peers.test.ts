@@ -338,3 +338,123 @@ describe("predicates that answer with a promise", () => {
     expect(breaker.state).toBe("open");
   });
 });
+
+describe("the caller's stack after retries", () => {
+  class Flaky extends Error {}
+
+  // Named functions, so that their frames can be looked for in a stack.
+  async function callerOfRetry<T>(run: () => Promise<T>): Promise<T> {
+    return await run();
+  }
+
+  async function settledError(clock: VirtualClock, run: () => Promise<unknown>): Promise<Error> {
+    const result = await drive(clock, callerOfRetry(run));
+    if (result.ok) throw new Error("the call succeeded");
+    return result.error as Error;
+  }
+
+  /** Fails every time, remembering each error's own stack as it was made. */
+  function flaky(stacks: Map<Error, string>) {
+    return async () => {
+      const error = new Flaky("down");
+      stacks.set(error, error.stack ?? "");
+      throw error;
+    };
+  }
+
+  const cases: [string, (clock: VirtualClock, stacks: Map<Error, string>) => () => Promise<unknown>][] = [
+    [
+      "a synchronous operation",
+      (clock, stacks) => () =>
+        retry(
+          () => {
+            const error = new Flaky("down");
+            stacks.set(error, error.stack ?? "");
+            throw error;
+          },
+          { clock, ...steady },
+        ),
+    ],
+    ["an async operation", (clock, stacks) => () => retry(flaky(stacks), { clock, ...steady })],
+    [
+      "an attempt timeout",
+      (clock, stacks) => () => retry(flaky(stacks), { clock, ...steady, timeout: 5000 }),
+    ],
+    [
+      "the caller's signal",
+      (clock, stacks) => () =>
+        retry(flaky(stacks), { clock, ...steady, signal: new AbortController().signal }),
+    ],
+    ["wrap", (clock, stacks) => wrap(flaky(stacks), { clock, ...steady })],
+  ];
+
+  it.each(cases)(
+    "with %s, the last error keeps its own stack and gains the caller's frames",
+    async (_name, make) => {
+      const clock = new VirtualClock();
+      const stacks = new Map<Error, string>();
+      const error = await settledError(clock, make(clock, stacks));
+      expect(error).toBeInstanceOf(Flaky);
+      expect(retryReport(error)?.attempts).toBe(4);
+      const own = stacks.get(error) as string;
+      expect(own).not.toContain("callerOfRetry");
+      const stack = error.stack ?? "";
+      expect(stack.startsWith(own)).toBe(true);
+      const added = stack.slice(own.length).split("\n").slice(1);
+      expect(added.some((frame) => frame.includes("callerOfRetry"))).toBe(true);
+      // No frame of its own is repeated.
+      expect(added.filter((frame) => own.includes(frame))).toEqual([]);
+    },
+  );
+
+  it("an error thrown by many calls is extended once, not once per call", async () => {
+    const clock = new VirtualClock();
+    const shared = new Flaky("always");
+    const before = shared.stack;
+    for (let i = 0; i < 3; i++) {
+      await settledError(clock, () =>
+        retry(
+          async () => {
+            throw shared;
+          },
+          { clock, ...steady, maxRetries: 1 },
+        ),
+      );
+    }
+    const added = (shared.stack ?? "").slice((before ?? "").length);
+    expect(added.match(/callerOfRetry/g)?.length).toBe(1);
+  });
+
+  it("a frozen error, or an outcome that is no Error, comes out as it was", async () => {
+    const clock = new VirtualClock();
+    const frozen = Object.freeze(new Flaky("frozen"));
+    const stack = frozen.stack;
+    expect(
+      await drive(
+        clock,
+        callerOfRetry(() =>
+          retry(
+            async () => {
+              throw frozen;
+            },
+            { clock, ...steady, maxRetries: 1 },
+          ),
+        ),
+      ),
+    ).toEqual({ ok: false, error: frozen });
+    expect(frozen.stack).toBe(stack);
+    expect(
+      await drive(
+        clock,
+        callerOfRetry(() =>
+          retry(
+            async () => {
+              throw "plain";
+            },
+            { clock, ...steady, maxRetries: 1 },
+          ),
+        ),
+      ),
+    ).toEqual({ ok: false, error: "plain" });
+  });
+});

@@ -1,5 +1,6 @@
 /**
- * Why a call ended, filed beside its error (never on it): the caller's error object comes out unchanged.
+ * Why a call ended, filed beside its error (never on it): nothing is written on the caller's error object
+ * (only its `stack` may gain the caller's frames: see `call-site.ts`).
  */
 
 /** Why a retry step stopped retrying. */

@@ -9,6 +9,7 @@
  */
 
 import { BrokenCircuitError } from "../breaker/errors.js";
+import { addCallSite, type CallSite } from "../core/call-site.js";
 import type { CancelTimer } from "../core/clock.js";
 import { PermanentError, RetryableResultError, unwrapPermanent } from "../core/errors.js";
 import { Eventual, invoke, isThenable, settleWith } from "../core/invoke.js";
@@ -40,6 +41,8 @@ export class RetryCall<T> {
   /** Whether this step reports attempts' outcomes to the budget (no step inside took that over). */
   #claim: BudgetClaim | undefined;
   #done = false;
+  /** The caller's frames, captured at the first failure when the call is made at a pipeline's edge. */
+  #site: CallSite | undefined;
 
   constructor(step: RetryStep<T>, next: Next<T>, scope: Scope, start: number) {
     this.#step = step;
@@ -56,8 +59,12 @@ export class RetryCall<T> {
     if (this.#watch()) this.#attemptNow();
   }
 
-  /** Goes on from a first attempt that failed with `error` (made without a scope of its own). */
-  resume(error: unknown): void {
+  /**
+   * Goes on from a first attempt that failed with `error` (made without a scope of its own); `site`, the
+   * caller's frames, go on the error the call ends with.
+   */
+  resume(error: unknown, site?: CallSite): void {
+    this.#site = site;
     if (!this.#watch()) return;
     this.#afterFailure(error, 1, undefined);
   }
@@ -295,6 +302,7 @@ export class RetryCall<T> {
     }
     const final = unwrapPermanent(error);
     report(final, { reason, attempts, elapsed });
+    addCallSite(final, this.#site);
     this.#step.gaveUp(final, reason, attempts, elapsed, false);
     this.out.reject(final);
   }

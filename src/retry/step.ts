@@ -2,6 +2,7 @@
  * The retry step: runs the rest of the pipeline again while a policy allows, sleeping the backoff between
  * attempts. `retry(op, options)` is this step at the head of a pipeline built from the options.
  */
+import { callSite } from "../core/call-site.js";
 import type { Clock } from "../core/clock.js";
 import { type Disposable, Events, safeCall } from "../core/events.js";
 import { isThenable } from "../core/invoke.js";
@@ -95,7 +96,9 @@ export class RetryStep<T = unknown> implements Step {
     // given, so that a call that succeeds at once (almost every call) costs one `then` on its promise.
     const resume = (error: unknown): PromiseLike<R> => {
       const call = new RetryCall(step, next, scope, start);
-      call.resume(error);
+      // The first failure: called synchronously by the caller, or in a reaction to the operation's
+      // promise whose own promise the caller awaits. Either way the caller's frames are on this stack.
+      call.resume(error, callSite(resume));
       return call.out;
     };
     const settle = (value: R): R | PromiseLike<R> => {
