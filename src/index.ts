@@ -141,10 +141,11 @@ export type { ExecutionContext } from "./pipeline/context.js";
 export { type ExecuteOptions, type Operation, Pipeline, pipeline } from "./pipeline/pipeline.js";
 export type { Next, Step } from "./pipeline/step.js";
 export { steps } from "./pipeline/steps.js";
-export type { ErrorClass, ErrorMatcher } from "./policy/matcher.js";
+export type { ErrorClass, ErrorMatcher, RetryMatcher } from "./policy/matcher.js";
 export {
   type AttemptContext,
   DEFAULTS,
+  MAX_FREE_RETRIES,
   type RetryEvent,
   type RetryOptions,
   type RetryPolicy,

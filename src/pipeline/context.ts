@@ -17,6 +17,12 @@ export interface ExecutionContext {
   readonly attempt: number;
   /** Retries so far (attempt − 1). */
   readonly retries: number;
+  /**
+   * The retries the nearest retry step's top-level policy still allows after this attempt: its
+   * `maxRetries` minus the retries it has counted (free ones, and a rule's, are not). Infinity when there
+   * is no limit, or no retry step outside.
+   */
+  readonly retriesLeft: number;
   /** Milliseconds since the nearest retry step outside made its first attempt. */
   readonly elapsed: number;
   /** The time limit of the nearest timeout step outside, in ms; Infinity when there is none. */
@@ -48,6 +54,7 @@ export interface BudgetClaim {
 export interface ScopeFields {
   attempt?: number;
   retries?: number;
+  retriesLeft?: number;
   elapsed?: number;
   timeout?: number;
   hedge?: number;
@@ -62,6 +69,8 @@ export interface ScopeFields {
 export class Scope implements ExecutionContext {
   readonly attempt: number;
   readonly retries: number;
+  /** Written by a retry step's fast path, which runs its first attempt in the scope it was given. */
+  retriesLeft: number;
   readonly elapsed: number;
   readonly timeout: number;
   readonly hedge: number;
@@ -87,18 +96,21 @@ export class Scope implements ExecutionContext {
     if (parent === undefined) {
       this.attempt = 1;
       this.retries = 0;
+      this.retriesLeft = Number.POSITIVE_INFINITY;
       this.elapsed = 0;
       this.timeout = Number.POSITIVE_INFINITY;
       this.hedge = 1;
     } else if (fields === undefined) {
       this.attempt = parent.attempt;
       this.retries = parent.retries;
+      this.retriesLeft = parent.retriesLeft;
       this.elapsed = parent.elapsed;
       this.timeout = parent.timeout;
       this.hedge = parent.hedge;
     } else {
       this.attempt = fields.attempt ?? parent.attempt;
       this.retries = fields.retries ?? parent.retries;
+      this.retriesLeft = fields.retriesLeft ?? parent.retriesLeft;
       this.elapsed = fields.elapsed ?? parent.elapsed;
       this.timeout = fields.timeout ?? parent.timeout;
       this.hedge = fields.hedge ?? parent.hedge;
@@ -224,6 +236,7 @@ export function toScope(context: unknown, fallback: Scope): Scope {
   return fallback.child({
     attempt: num(c.attempt),
     retries: num(c.retries),
+    retriesLeft: num(c.retriesLeft),
     elapsed: num(c.elapsed),
     timeout: num(c.timeout),
   });

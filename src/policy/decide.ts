@@ -72,15 +72,22 @@ export class RetryState {
    * Policy `index` (the first whose matcher accepts `error`, from `firstMatch`; -1 for none) decides: no
    * retry once it has granted `maxRetries`, when its `maxElapsed` is 0, or when the sleep would end past
    * its `maxElapsed` (measured from the first attempt, `elapsed` ms ago). Otherwise the retry is granted
-   * and counted.
+   * and counted; a `free` one is neither held against `maxRetries` nor counted, and waits what the next
+   * counted retry would (its jitter draws afresh).
    */
-  decide(index: number, error: unknown, elapsed: number, random: Random): Decision | GiveUpReason {
+  decide(
+    index: number,
+    error: unknown,
+    elapsed: number,
+    random: Random,
+    free = false,
+  ): Decision | GiveUpReason {
     const policy = this.#policies[index];
     if (policy === undefined) return "not-retryable";
     const state = this.#states[index] as PolicyState;
-    if (state.granted >= policy.maxRetries) return "retries";
+    if (!free && state.granted >= policy.maxRetries) return "retries";
     if (policy.maxElapsed === 0) return "elapsed";
-    let delay = nextDelay(policy, state, random);
+    let delay = nextDelay(policy, free ? { ...state } : state, random);
     if (policy.delayFrom !== undefined) {
       // The server's hint is the least wait, and the policy's jittered delay goes on top of it: a fleet
       // told "retry after 0" (or a date already past) spreads out over the jitter instead of coming
@@ -91,5 +98,11 @@ export class RetryState {
         delay = Math.min(hinted + delay, MAX_TIMER_DELAY);
     }
     return elapsed + delay > policy.maxElapsed ? "elapsed" : { policy: index, delay };
+  }
+
+  /** The retries the top-level policy still allows: its `maxRetries` minus those it has counted. */
+  retriesLeft(): number {
+    const last = this.#policies.length - 1;
+    return (this.#policies[last] as ResolvedPolicy).maxRetries - (this.#states[last] as PolicyState).granted;
   }
 }

@@ -86,6 +86,14 @@ export interface RetryStepOptions<T = unknown> extends RetryPolicy {
    * (retried as any other).
    */
   retryOnResult?: (value: T) => boolean | PromiseLike<boolean>;
+  /**
+   * Whether a failure the policy retries uses up a retry (p-retry's `shouldConsumeRetry`): false makes
+   * this retry free: `maxRetries` does not count it and the backoff does not advance (it waits what the
+   * next counted retry would). `maxElapsed` and a budget still count it, and at most `MAX_FREE_RETRIES`
+   * retries of a call are free. It sees what `retryOn` sees and may answer with a promise; a throw or
+   * rejection ends the call with that error. Default: every retry counts.
+   */
+  shouldConsumeRetry?: (error: unknown) => boolean | PromiseLike<boolean>;
   /** Policies for specific errors, first match wins; errors no rule matches fall to the top-level policy. */
   rules?: readonly RetryRule[];
   /** Called once when an attempt succeeds; the `success` event's short form. */
@@ -153,6 +161,7 @@ export interface ResolvedRetry<T> {
   /** The rules, then the top-level policy last. */
   readonly policies: readonly ResolvedPolicy[];
   readonly retryOnResult: ((value: T) => boolean | PromiseLike<boolean>) | undefined;
+  readonly shouldConsumeRetry: ((error: unknown) => boolean | PromiseLike<boolean>) | undefined;
   readonly onSuccess: ((value: T) => void) | undefined;
   readonly onError: ((error: unknown, retries: number) => void) | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
@@ -189,6 +198,12 @@ export const DEFAULTS = Object.freeze({
   backoffBase: 1000,
   backoffMax: 30_000,
 });
+/**
+ * The most retries of one call that `shouldConsumeRetry` may make free; past it, every retry counts
+ * against `maxRetries`, so that a failure it keeps calling free cannot retry forever.
+ */
+export const MAX_FREE_RETRIES = 100;
+
 const defaultBackoff = exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax });
 const defaultJitter = full();
 const retryEverything = () => true;
@@ -225,7 +240,15 @@ export function resolveRetry<T>(
 ): ResolvedRetry<T> {
   const o = options ?? {};
   knownKeys("options", options, known);
-  for (const key of ["retryOnResult", "onSuccess", "onError", "onRetry", "onGiveUp", "onCallbackError"]) {
+  for (const key of [
+    "retryOnResult",
+    "shouldConsumeRetry",
+    "onSuccess",
+    "onError",
+    "onRetry",
+    "onGiveUp",
+    "onCallbackError",
+  ]) {
     read(RETRY_STEP_SCHEMA, key, (o as Record<string, unknown>)[key]);
   }
   if (o.budget !== undefined && (typeof o.budget !== "object" || typeof o.budget?.tryRetry !== "function")) {
@@ -258,6 +281,7 @@ export function resolveRetry<T>(
     budget: o.budget,
     policies,
     retryOnResult: o.retryOnResult,
+    shouldConsumeRetry: o.shouldConsumeRetry,
     onSuccess: o.onSuccess,
     onError: o.onError,
     onRetry: o.onRetry,

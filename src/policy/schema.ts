@@ -89,6 +89,11 @@ const STEP_FIELDS = {
     kind: { type: "function" },
     doc: "(value) => boolean, or a promise of one (waited for): true retries a value that came back; a throw or rejection is that attempt's error, retried as any other.",
   },
+  shouldConsumeRetry: {
+    kind: { type: "function" },
+    default: "every retry counts",
+    doc: "(error) => boolean, or a promise of one: false makes this retry free: maxRetries does not count it and the backoff does not advance. maxElapsed and a budget still count it; at most 100 retries of a call (MAX_FREE_RETRIES) are free. A throw or rejection ends the call with that error.",
+  },
   rules: {
     kind: { type: "other", allowed: "an array of { when, …policy } rules" },
     doc: "Policies for specific errors, tried in order; what a rule leaves out is the top level's.",

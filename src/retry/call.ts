@@ -17,7 +17,7 @@ import { type GiveUpReason, report } from "../core/report.js";
 import type { BudgetClaim, Scope } from "../pipeline/context.js";
 import type { Next } from "../pipeline/step.js";
 import { firstMatch, RetryState } from "../policy/decide.js";
-import type { ResolvedRetry } from "../policy/options.js";
+import { MAX_FREE_RETRIES, type ResolvedRetry } from "../policy/options.js";
 import type { RetryStep } from "./step.js";
 
 /**
@@ -41,6 +41,8 @@ export class RetryCall<T> {
   /** Whether this step reports attempts' outcomes to the budget (no step inside took that over). */
   #claim: BudgetClaim | undefined;
   #done = false;
+  /** Retries `shouldConsumeRetry` made free. */
+  #free = 0;
   /** The caller's frames, captured at the first failure when the call is made at a pipeline's edge. */
   #site: CallSite | undefined;
 
@@ -120,7 +122,8 @@ export class RetryCall<T> {
     const elapsed = retries === 0 ? 0 : this.#scope.clock.now() - this.#start;
     const budget = this.#options.budget;
     const claim = budget === undefined ? undefined : { budget, inner: false };
-    const attempt = this.#scope.child({ attempt: retries + 1, retries, elapsed, claim });
+    const retriesLeft = this.#state?.retriesLeft() ?? this.#step.maxRetries;
+    const attempt = this.#scope.child({ attempt: retries + 1, retries, retriesLeft, elapsed, claim });
     this.#attempt = attempt;
     this.#claim = claim;
     invoke(
@@ -222,7 +225,21 @@ export class RetryCall<T> {
     firstMatch(
       options.policies,
       error,
-      (index) => this.#decide(error, attemptNumber, index),
+      (index) => this.#matched(error, attemptNumber, index),
+      (broken) => this.#broken(broken),
+    );
+  }
+
+  /** Once the error is known to fall to policy `index` (-1: none): asks `shouldConsumeRetry`, if given. */
+  #matched(error: unknown, attemptNumber: number, index: number): void {
+    const ask = this.#options.shouldConsumeRetry;
+    if (index < 0 || ask === undefined || this.#free >= MAX_FREE_RETRIES) {
+      this.#decide(error, attemptNumber, index, false);
+      return;
+    }
+    invoke(
+      () => ask(error),
+      (consume) => this.#decide(error, attemptNumber, index, !consume),
       (broken) => this.#broken(broken),
     );
   }
@@ -234,9 +251,9 @@ export class RetryCall<T> {
     this.out.reject(error);
   }
 
-  /** Decides on a retry once the failed attempt's error is known to fall to policy `index` (-1: none). */
-  #decide(error: unknown, attemptNumber: number, index: number): void {
-    // The caller's abort may have ended the call while an async matcher was pending.
+  /** Decides on a retry (a `free` one or not) once the error is known to fall to policy `index` (-1: none). */
+  #decide(error: unknown, attemptNumber: number, index: number, free: boolean): void {
+    // The caller's abort may have ended the call while an async predicate was pending.
     if (this.#done) return;
     const options = this.#options;
     const scope = this.#scope;
@@ -245,7 +262,7 @@ export class RetryCall<T> {
     this.#state ??= new RetryState(options.policies);
     let decision: ReturnType<RetryState["decide"]>;
     try {
-      decision = this.#state.decide(index, error, elapsed, scope.random);
+      decision = this.#state.decide(index, error, elapsed, scope.random, free);
     } catch (broken) {
       this.#broken(broken);
       return;
@@ -258,6 +275,7 @@ export class RetryCall<T> {
       this.#giveUp(error, "budget", attemptNumber, elapsed);
       return;
     }
+    if (free) this.#free += 1;
     const { delay } = decision;
     this.#step.retrying(error, this.#retries, delay, attemptNumber, elapsed, decision.policy);
     // A callback may have aborted the caller's signal: stop before sleeping.

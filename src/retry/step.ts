@@ -10,6 +10,7 @@ import type { GiveUpReason } from "../core/report.js";
 import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
 import { FINAL_AT_EDGE, type Next, type Step } from "../pipeline/step.js";
 import {
+  type ResolvedPolicy,
   type ResolvedRetry,
   type RetryEvent,
   type RetryStepOptions,
@@ -62,10 +63,13 @@ export interface RetryEvents<T = unknown> extends Record<string, unknown> {
 export class RetryStep<T = unknown> implements Step {
   readonly [FINAL_AT_EDGE] = true;
   readonly resolved: ResolvedRetry<T>;
+  /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
+  readonly maxRetries: number;
   readonly #events: Events<RetryEvents<T>>;
 
   constructor(resolved: ResolvedRetry<T>) {
     this.resolved = resolved;
+    this.maxRetries = (resolved.policies[resolved.policies.length - 1] as ResolvedPolicy).maxRetries;
     this.#events = new Events<RetryEvents<T>>(resolved.onCallbackError);
   }
 
@@ -122,6 +126,7 @@ export class RetryStep<T = unknown> implements Step {
       return value;
     };
     let result: R | PromiseLike<R>;
+    scope.retriesLeft = this.maxRetries;
     try {
       result = next(scope);
     } catch (error) {
