@@ -4,6 +4,7 @@
  */
 import { watchAbort } from "../core/abort.js";
 import { type Clock, systemClock } from "../core/clock.js";
+import { PermanentError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
 
 /** What every step, and the operation itself, receives. All times are in milliseconds. */
@@ -33,6 +34,13 @@ export interface ExecutionContext {
   readonly clock: Clock;
   /** The randomness every step of this execution draws from. */
   readonly random: Random;
+  /**
+   * async-retry's `bail`: stops the nearest retry step outside. Once this attempt settles (whatever it
+   * answers), the call ends with `error`, as if the attempt had thrown `new PermanentError(error)`: an
+   * object is what the call rejects with, a message makes a `PermanentError`. Return right after calling
+   * it. A function of its own, so it may be destructured; outside any retry step it does nothing.
+   */
+  readonly bail: (error?: unknown) => void;
 }
 
 /**
@@ -88,6 +96,11 @@ export class Scope implements ExecutionContext {
   #hooks: Set<() => void> | undefined;
   /** Removes this scope's hook from its parent. */
   #detach: (() => void) | undefined;
+  /** Set on the scope a retry step runs an attempt in: `bail` marks the nearest such scope. */
+  retryAttempt = false;
+  /** What `bail` left on this scope (an attempt's), for its retry step to end the call with. */
+  bailed: PermanentError | undefined;
+  #bail: ((error?: unknown) => void) | undefined;
 
   constructor(clock: Clock, random: Random, parent?: Scope, fields?: ScopeFields, canAbort = false) {
     this.clock = clock;
@@ -140,6 +153,22 @@ export class Scope implements ExecutionContext {
       if (this.#aborted) this.#controller.abort(this.#reason);
     }
     return this.#controller.signal;
+  }
+
+  get bail(): (error?: unknown) => void {
+    this.#bail ??= (error?: unknown) => {
+      let scope: Scope = this;
+      while (!scope.retryAttempt && scope.parent !== undefined) scope = scope.parent;
+      scope.bailed ??= error instanceof PermanentError ? error : new PermanentError(error);
+    };
+    return this.#bail;
+  }
+
+  /** What `bail` left on this scope, taken off it; undefined when nothing was. */
+  takeBail(): PermanentError | undefined {
+    const bailed = this.bailed;
+    this.bailed = undefined;
+    return bailed;
   }
 
   get aborted(): boolean {

@@ -124,6 +124,7 @@ export class RetryCall<T> {
     const claim = budget === undefined ? undefined : { budget, inner: false };
     const retriesLeft = this.#state?.retriesLeft() ?? this.#step.maxRetries;
     const attempt = this.#scope.child({ attempt: retries + 1, retries, retriesLeft, elapsed, claim });
+    attempt.retryAttempt = true;
     this.#attempt = attempt;
     this.#claim = claim;
     invoke(
@@ -144,6 +145,11 @@ export class RetryCall<T> {
   #succeeded(attempt: Scope, value: T): void {
     if (!this.#end(attempt)) return;
     const reportTo = this.#claim?.inner === false ? this.#options.budget : undefined;
+    const bailed = attempt.takeBail();
+    if (bailed !== undefined) {
+      this.#afterFailure(bailed, attempt.attempt, reportTo);
+      return;
+    }
     const retryOnResult = this.#options.retryOnResult;
     let verdict: unknown;
     try {
@@ -192,7 +198,7 @@ export class RetryCall<T> {
   #failed(attempt: Scope, error: unknown): void {
     if (!this.#end(attempt)) return;
     this.#afterFailure(
-      error,
+      attempt.takeBail() ?? error,
       attempt.attempt,
       this.#claim?.inner === false ? this.#options.budget : undefined,
     );

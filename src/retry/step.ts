@@ -102,10 +102,11 @@ export class RetryStep<T = unknown> implements Step {
       const call = new RetryCall(step, next, scope, start);
       // The first failure: called synchronously by the caller, or in a reaction to the operation's
       // promise whose own promise the caller awaits. Either way the caller's frames are on this stack.
-      call.resume(error, callSite(resume));
+      call.resume(scope.takeBail() ?? error, callSite(resume));
       return call.out;
     };
     const settle = (value: R): R | PromiseLike<R> => {
+      if (scope.bailed !== undefined) return resume(undefined);
       const retryOnResult = step.resolved.retryOnResult;
       if (retryOnResult !== undefined) {
         let verdict: unknown;
@@ -127,6 +128,7 @@ export class RetryStep<T = unknown> implements Step {
     };
     let result: R | PromiseLike<R>;
     scope.retriesLeft = this.maxRetries;
+    scope.retryAttempt = true;
     try {
       result = next(scope);
     } catch (error) {
