@@ -100,6 +100,18 @@ export class RetryState {
     return elapsed + delay > policy.maxElapsed ? "elapsed" : { policy: index, delay };
   }
 
+  /**
+   * The wait before a first attempt (`delayFirstAttempt`): the top-level policy's delay for x = 0; its
+   * backoff then goes on from x = 1, and no retry is counted.
+   */
+  firstWait(random: Random): number {
+    const last = this.#policies.length - 1;
+    const state = this.#states[last] as PolicyState;
+    const delay = nextDelay(this.#policies[last] as ResolvedPolicy, state, random);
+    state.granted -= 1;
+    return delay;
+  }
+
   /** The retries the top-level policy still allows: its `maxRetries` minus those it has counted. */
   retriesLeft(): number {
     const last = this.#policies.length - 1;

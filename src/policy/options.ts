@@ -94,6 +94,13 @@ export interface RetryStepOptions<T = unknown> extends RetryPolicy {
    * rejection ends the call with that error. Default: every retry counts.
    */
   shouldConsumeRetry?: (error: unknown) => boolean | PromiseLike<boolean>;
+  /**
+   * Wait before the first attempt too (exponential-backoff's `delayFirstAttempt`): the top-level policy's
+   * first delay (backoff for x = 0, jittered and scaled), after which the retries go on from x = 1. The
+   * wait is no retry: `maxRetries`, `retries`, `elapsed` and `maxElapsed` count from the first attempt.
+   * Default false.
+   */
+  delayFirstAttempt?: boolean;
   /** Policies for specific errors, first match wins; errors no rule matches fall to the top-level policy. */
   rules?: readonly RetryRule[];
   /** Called once when an attempt succeeds; the `success` event's short form. */
@@ -162,6 +169,7 @@ export interface ResolvedRetry<T> {
   readonly policies: readonly ResolvedPolicy[];
   readonly retryOnResult: ((value: T) => boolean | PromiseLike<boolean>) | undefined;
   readonly shouldConsumeRetry: ((error: unknown) => boolean | PromiseLike<boolean>) | undefined;
+  readonly delayFirstAttempt: boolean;
   readonly onSuccess: ((value: T) => void) | undefined;
   readonly onError: ((error: unknown, retries: number) => void) | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
@@ -282,6 +290,7 @@ export function resolveRetry<T>(
     policies,
     retryOnResult: o.retryOnResult,
     shouldConsumeRetry: o.shouldConsumeRetry,
+    delayFirstAttempt: read(RETRY_STEP_SCHEMA, "delayFirstAttempt", o.delayFirstAttempt) ?? false,
     onSuccess: o.onSuccess,
     onError: o.onError,
     onRetry: o.onRetry,

@@ -94,6 +94,12 @@ const STEP_FIELDS = {
     default: "every retry counts",
     doc: "(error) => boolean, or a promise of one: false makes this retry free: maxRetries does not count it and the backoff does not advance. maxElapsed and a budget still count it; at most 100 retries of a call (MAX_FREE_RETRIES) are free. A throw or rejection ends the call with that error.",
   },
+  delayFirstAttempt: {
+    kind: { type: "boolean" },
+    default: "false",
+    doc: "Wait before the first attempt too: the top-level policy's first delay, after which the retries go on from the second (as exponential-backoff's delayFirstAttempt). The wait is no retry: maxRetries, retries, elapsed and maxElapsed count from the first attempt.",
+    config: true,
+  },
   rules: {
     kind: { type: "other", allowed: "an array of { when, …policy } rules" },
     doc: "Policies for specific errors, tried in order; what a rule leaves out is the top level's.",

@@ -29,7 +29,8 @@ export class RetryCall<T> {
   readonly #options: ResolvedRetry<T>;
   readonly #next: Next<T>;
   readonly #scope: Scope;
-  readonly #start: number;
+  /** When the first attempt began (or, before it, when the call began). */
+  #start: number;
   readonly out: Eventual<T>;
   #retries = 0;
   #state: RetryState | undefined;
@@ -41,6 +42,8 @@ export class RetryCall<T> {
   /** Whether this step reports attempts' outcomes to the budget (no step inside took that over). */
   #claim: BudgetClaim | undefined;
   #done = false;
+  /** Sleeping the first delay, before any attempt (`delayFirstAttempt`). */
+  #waitingFirst = false;
   /** Retries `shouldConsumeRetry` made free. */
   #free = 0;
   /** The caller's frames, captured at the first failure when the call is made at a pipeline's edge. */
@@ -55,11 +58,33 @@ export class RetryCall<T> {
     this.out = new Eventual<T>();
   }
 
-  /** Makes the first attempt. */
+  /** Makes the first attempt, after the first delay with `delayFirstAttempt`. */
   begin(): void {
     this.#claimBudget();
-    if (this.#watch()) this.#attemptNow();
+    if (!this.#watch()) return;
+    if (!this.#options.delayFirstAttempt) {
+      this.#attemptNow();
+      return;
+    }
+    this.#state = new RetryState(this.#options.policies);
+    let delay: number;
+    try {
+      delay = this.#state.firstWait(this.#scope.random);
+    } catch (broken) {
+      this.#broken(broken);
+      return;
+    }
+    this.#waitingFirst = true;
+    this.#cancelTimer = this.#scope.clock.setTimer(delay, this.#wakeFirst);
   }
+
+  readonly #wakeFirst = (): void => {
+    this.#cancelTimer = undefined;
+    if (this.#done) return;
+    this.#waitingFirst = false;
+    this.#start = this.#scope.clock.now();
+    this.#attemptNow();
+  };
 
   /**
    * Goes on from a first attempt that failed with `error` (made without a scope of its own); `site`, the
@@ -307,7 +332,7 @@ export class RetryCall<T> {
     // The attempt's scope aborts with this one, right after.
     this.#attempt = undefined;
     this.#finish();
-    this.#giveUpAborted(this.#retries + 1);
+    this.#giveUpAborted(this.#waitingFirst ? 0 : this.#retries + 1);
   };
 
   #giveUpAborted(attempts: number): void {

@@ -88,6 +88,7 @@ export class RetryStep<T = unknown> implements Step {
     if (
       scope.canAbort ||
       this.resolved.budget !== undefined ||
+      this.resolved.delayFirstAttempt ||
       scope.attempt !== 1 ||
       scope.retries !== 0 ||
       scope.elapsed !== 0
