@@ -88,7 +88,7 @@ export { type CancelTimer, type Clock, MAX_TIMER_DELAY, sleep, systemClock } fro
 export { OptionError, PermanentError, RetryableResultError, TimeoutError } from "./core/errors.js";
 export type { CallbackErrorHandler, Disposable } from "./core/events.js";
 export { type Random, seededRandom, systemRandom } from "./core/random.js";
-export { type GiveUpReason, type RetryReport, retryReport } from "./core/report.js";
+export { type GiveUpReason, type RetryReport, type RetryStats, retryReport } from "./core/report.js";
 export {
   type FallbackEvent,
   type FallbackOptions,

@@ -12,6 +12,7 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { warnOnce } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
+import type { RetryStats } from "../core/report.js";
 import { keysOf, read } from "../core/schema.js";
 import { knownKeys } from "../core/validate.js";
 import type { HedgeOptions } from "../hedge/hedge.js";
@@ -103,8 +104,11 @@ export interface RetryStepOptions<T = unknown> extends RetryPolicy {
   delayFirstAttempt?: boolean;
   /** Policies for specific errors, first match wins; errors no rule matches fall to the top-level policy. */
   rules?: readonly RetryRule[];
-  /** Called once when an attempt succeeds; the `success` event's short form. */
-  onSuccess?: (value: T) => void;
+  /**
+   * Called once when an attempt succeeds, with the call's statistics (attempts, elapsed, idle); the
+   * `success` event's short form.
+   */
+  onSuccess?: (value: T, stats: RetryStats) => void;
   /** Called after every failed attempt, the last one too; `retries` = retries so far. */
   onError?: (error: unknown, retries: number) => void;
   /** Called before each backoff sleep; the `retry` event's short form. */
@@ -170,7 +174,7 @@ export interface ResolvedRetry<T> {
   readonly retryOnResult: ((value: T) => boolean | PromiseLike<boolean>) | undefined;
   readonly shouldConsumeRetry: ((error: unknown) => boolean | PromiseLike<boolean>) | undefined;
   readonly delayFirstAttempt: boolean;
-  readonly onSuccess: ((value: T) => void) | undefined;
+  readonly onSuccess: ((value: T, stats: RetryStats) => void) | undefined;
   readonly onError: ((error: unknown, retries: number) => void) | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
   readonly onGiveUp: ((event: GiveUpEvent) => void) | undefined;

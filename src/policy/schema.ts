@@ -105,7 +105,10 @@ const STEP_FIELDS = {
     doc: "Policies for specific errors, tried in order; what a rule leaves out is the top level's.",
     config: true,
   },
-  onSuccess: { kind: { type: "function" }, doc: "(value) => void, once, when an attempt succeeds." },
+  onSuccess: {
+    kind: { type: "function" },
+    doc: "(value, stats) => void, once, when an attempt succeeds; stats: attempts, elapsed and idle (ms slept in backoffs).",
+  },
   onError: { kind: { type: "function" }, doc: "(error, retries) => void, after every failed attempt." },
   onRetry: {
     kind: { type: "function" },
@@ -113,7 +116,7 @@ const STEP_FIELDS = {
   },
   onGiveUp: {
     kind: { type: "function" },
-    doc: "(event) => void once when retrying stops, with reason (retries, elapsed, not-retryable, permanent, budget, aborted, breaker), outcome, isValue, attempts and elapsed.",
+    doc: "(event) => void once when retrying stops, with reason (retries, elapsed, not-retryable, permanent, budget, aborted, breaker), outcome, isValue, attempts, elapsed and idle.",
   },
   onCallbackError: {
     kind: { type: "function" },

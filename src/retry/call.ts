@@ -42,6 +42,8 @@ export class RetryCall<T> {
   /** Whether this step reports attempts' outcomes to the budget (no step inside took that over). */
   #claim: BudgetClaim | undefined;
   #done = false;
+  /** Milliseconds slept in backoffs (the first delay of `delayFirstAttempt` aside). */
+  #idle = 0;
   /** Sleeping the first delay, before any attempt (`delayFirstAttempt`). */
   #waitingFirst = false;
   /** Retries `shouldConsumeRetry` made free. */
@@ -214,7 +216,7 @@ export class RetryCall<T> {
       this.#afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
       return;
     }
-    this.#step.succeeded(value, attemptNumber, this.#scope.clock, this.#start);
+    this.#step.succeeded(value, attemptNumber, this.#scope.clock, this.#start, this.#idle);
     reportTo?.success();
     this.#finish();
     this.out.resolve(value);
@@ -308,6 +310,7 @@ export class RetryCall<T> {
     }
     if (free) this.#free += 1;
     const { delay } = decision;
+    this.#idle += delay;
     this.#step.retrying(error, this.#retries, delay, attemptNumber, elapsed, decision.policy);
     // A callback may have aborted the caller's signal: stop before sleeping.
     if (this.#done) return;
@@ -337,7 +340,7 @@ export class RetryCall<T> {
 
   #giveUpAborted(attempts: number): void {
     const reason = this.#scope.reason;
-    this.#step.gaveUp(reason, "aborted", attempts, this.#scope.clock.now() - this.#start, false);
+    this.#step.gaveUp(reason, "aborted", attempts, this.#scope.clock.now() - this.#start, this.#idle, false);
     this.out.reject(reason);
   }
 
@@ -345,14 +348,14 @@ export class RetryCall<T> {
   #giveUp(error: unknown, reason: GiveUpReason, attempts: number, elapsed: number): void {
     this.#finish();
     if (error instanceof RetryableResultError) {
-      this.#step.gaveUp(error.value, reason, attempts, elapsed, true);
+      this.#step.gaveUp(error.value, reason, attempts, elapsed, this.#idle, true);
       this.out.resolve(error.value as T);
       return;
     }
     const final = unwrapPermanent(error);
-    report(final, { reason, attempts, elapsed });
+    report(final, { reason, attempts, elapsed, idle: this.#idle });
     addCallSite(final, this.#site);
-    this.#step.gaveUp(final, reason, attempts, elapsed, false);
+    this.#step.gaveUp(final, reason, attempts, elapsed, this.#idle, false);
     this.out.reject(final);
   }
 

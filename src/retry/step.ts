@@ -30,6 +30,8 @@ export interface GiveUpEvent {
   readonly attempts: number;
   /** Milliseconds from the first attempt to the decision. */
   readonly elapsed: number;
+  /** Of `elapsed`, the milliseconds slept in backoffs. */
+  readonly idle: number;
 }
 
 /** What the `success` event receives. */
@@ -39,6 +41,8 @@ export interface SuccessEvent<T = unknown> {
   readonly attempt: number;
   /** Milliseconds from the first attempt. */
   readonly elapsed: number;
+  /** Of `elapsed`, the milliseconds slept in backoffs. */
+  readonly idle: number;
 }
 
 /** What the `error` event receives after every failed attempt. */
@@ -124,7 +128,7 @@ export class RetryStep<T = unknown> implements Step {
           return call.out;
         }
       }
-      step.succeeded(value, 1, scope.clock, start);
+      step.succeeded(value, 1, scope.clock, start, 0);
       return value;
     };
     let result: R | PromiseLike<R>;
@@ -145,15 +149,19 @@ export class RetryStep<T = unknown> implements Step {
   }
 
   /** When `value` ends the call (retryOnResult did not ask for another attempt): tells whoever listens. */
-  succeeded(value: T, attempt: number, clock: Clock, start: number): void {
+  succeeded(value: T, attempt: number, clock: Clock, start: number, idle: number): void {
     const options = this.resolved;
     // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
     for (const backoff of options.successHooks) backoff.success?.();
     const onSuccess = options.onSuccess;
-    if (onSuccess !== undefined) safeCall(options.onCallbackError, "onSuccess", () => onSuccess(value));
-    if (this.#events.has("success")) {
-      this.#events.emit("success", { value, attempt, elapsed: clock.now() - start });
+    const listened = this.#events.has("success");
+    if (onSuccess === undefined && !listened) return;
+    const elapsed = clock.now() - start;
+    if (onSuccess !== undefined) {
+      const stats = { attempts: attempt, elapsed, idle };
+      safeCall(options.onCallbackError, "onSuccess", () => onSuccess(value, stats));
     }
+    if (listened) this.#events.emit("success", { value, attempt, elapsed, idle });
   }
 
   /** After every failed attempt: `onError` and the `error` event. */
@@ -189,10 +197,17 @@ export class RetryStep<T = unknown> implements Step {
   }
 
   /** When the call stops retrying: `onGiveUp` and the `giveUp` event. */
-  gaveUp(outcome: unknown, reason: GiveUpReason, attempts: number, elapsed: number, isValue: boolean): void {
+  gaveUp(
+    outcome: unknown,
+    reason: GiveUpReason,
+    attempts: number,
+    elapsed: number,
+    idle: number,
+    isValue: boolean,
+  ): void {
     const onGiveUp = this.resolved.onGiveUp;
     if (onGiveUp === undefined && !this.#events.has("giveUp")) return;
-    const event: GiveUpEvent = { reason, outcome, isValue, attempts, elapsed };
+    const event: GiveUpEvent = { reason, outcome, isValue, attempts, elapsed, idle };
     if (onGiveUp !== undefined) safeCall(this.resolved.onCallbackError, "onGiveUp", () => onGiveUp(event));
     this.#events.emit("giveUp", event);
   }
