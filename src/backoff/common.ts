@@ -41,7 +41,7 @@ export function markFactories(...fns: readonly object[]): void {
 /** Turns any `BackoffLike` into a `Backoff`. */
 export function toBackoff(value: BackoffLike, option = "backoff"): Backoff {
   if (typeof value === "function" && factories.has(value)) {
-    throw new OptionError(option, value, `a backoff: call the factory, e.g. backoff.${value.name}({ … })`);
+    throw new OptionError(option, value, `a backoff: call the factory, e.g. backoff.${value.name}(…)`);
   }
   if (typeof value === "function") {
     const fn = value as BackoffFunction;
