@@ -162,6 +162,7 @@ export {
   type SuccessEvent,
 } from "./retry/step.js";
 export {
+  MAX_SKEW,
   type MemoryStoreOptions,
   memoryStore,
   type SharingOptions,

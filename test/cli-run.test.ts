@@ -1,16 +1,11 @@
 // `robustly run` with real commands, short real timeouts and generous bounds. Every command writes the pids
 // it starts to a file, so the tests can check that no process outlives its attempt.
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { leftovers as left, runCli, startCli, script as write } from "./support/commands.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-// The commands run in a temporary folder, so tsx is named by its path rather than resolved from there.
-const tsx = pathToFileURL(join(root, "node_modules", "tsx", "dist", "loader.mjs")).href;
-const cli = ["--import", tsx, join(root, "src/cli/main.ts"), "run"];
 let dir: string;
 
 beforeEach(() => {
@@ -20,50 +15,11 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function script(name: string, body: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
-  return path;
-}
-
-function robustlyRun(...args: string[]) {
-  const run = spawnSync(process.execPath, [...cli, ...args], {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...process.env, NODE_NO_WARNINGS: "1" },
-    timeout: 30_000,
-  });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
-}
-
+const script = (name: string, body: string) => write(dir, name, body);
+const robustlyRun = (...args: string[]) => runCli(dir, "run", args);
 const attempts = () => Number(readFileSync(join(dir, "count"), "utf8").trim());
-
-/** Whether `pid` runs: it exists and is not a zombie (a killed process whose parent has not reaped it). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const close = stat.lastIndexOf(")");
-    return stat.slice(close + 2, close + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
 /** The pids a script recorded that still run, after giving a killed process up to 3 s to go. */
-async function leftovers(): Promise<number[]> {
-  let text = "";
-  try {
-    text = readFileSync(join(dir, "pids"), "utf8");
-  } catch {
-    return [];
-  }
-  const pids = text.split(/\s+/).filter(Boolean).map(Number);
-  for (let waited = 0; waited < 3000; waited += 50) {
-    if (!pids.some(running)) return [];
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return pids.filter(running);
-}
+const leftovers = () => left(dir);
 
 // Counts its runs in ./count and fails until the Nth.
 const failUntil = (n: number) =>
@@ -145,32 +101,18 @@ describe("robustly run", () => {
     expect(run.stdout).toBe("42\n");
   });
 
-  it("SIGINT stops retrying and reaches the command, whose exit code comes back", async () => {
+  it("SIGINT stops retrying and reaches the command's whole group; robustly exits 130", async () => {
     const waiting = script(
       "waiting",
       "echo $$ >> pids; trap 'echo got INT; exit 130' INT; echo ready; sleep 30 & echo $! >> pids; wait",
     );
-    const child = spawn(process.execPath, [...cli, "--max-retries=-1", "--backoff", "none", "--", waiting], {
-      cwd: dir,
-      env: { ...process.env, NODE_NO_WARNINGS: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const run = startCli(dir, "run", ["--max-retries=-1", "--backoff", "none", "--", waiting]);
+    const { child } = run;
     try {
-      let stdout = "";
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no "ready" in time: ${stdout}`)), 20_000);
-        child.stdout?.on("data", (chunk) => {
-          stdout += String(chunk);
-          if (stdout.includes("ready")) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-      });
+      await run.waitFor("ready");
       child.kill("SIGINT");
-      const status = await new Promise<number | null>((resolve) =>
-        child.once("exit", (code) => resolve(code)),
-      );
+      const status = (await run.exited).code;
+      const stdout = run.output.stdout;
       expect(status).toBe(130);
       expect(stdout).toContain("got INT");
       // The sleep in the background got the group's SIGINT too.

@@ -17,6 +17,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type Counts, loadOptions, type RunningLoad, startLoad } from "../src/cli/load.js";
 import { type RunningServer, serveOptions, startServer } from "../src/cli/serve.js";
 import { LatencyServer } from "../src/sim/servers.js";
+import { within } from "./support/drive.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -55,21 +56,6 @@ function cli(args: readonly string[]): Cli {
 }
 
 const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
-
-/** Resolves with `promise`, or rejects after `ms`. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 afterEach(async () => {
   // Whatever happened, leave nothing behind: a stopped child is resumed first, so that it can die.

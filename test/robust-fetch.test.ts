@@ -13,6 +13,7 @@ import {
   robustFetch,
   withRetry,
 } from "../src/http/robust-fetch.js";
+import { within } from "./support/drive.js";
 
 /** What the server does with the next request; an empty script answers 200 "ok". */
 type Step =
@@ -86,21 +87,6 @@ afterEach(async () => {
 
 /** Short waits, so that the tests run fast on real timers. */
 const fast = { backoff: backoff.constant({ base: 10 }), jitter: jitter.none() };
-
-/** Resolves with `promise`, or rejects after `ms`. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function recorder(): { events: RetryEvent[]; onRetry: (event: RetryEvent) => void } {
   const events: RetryEvent[] = [];

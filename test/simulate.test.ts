@@ -163,7 +163,8 @@ describe("simulate", () => {
         fc.constantFrom<"latency" | "flaky" | "capacity">("latency", "flaky", "capacity"),
         fc.integer({ min: 1, max: 300 }),
         fc.integer({ min: 1, max: 1000 }),
-        fc.integer({ min: 50, max: 3000 }),
+        // From the servers' shortest service time (100 ms): a shorter timeout is refused.
+        fc.integer({ min: 100, max: 3000 }),
         (strategy, server, clients, seed, timeout) => {
           const { runs } = simulate({
             strategies: [strategy],

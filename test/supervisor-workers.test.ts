@@ -6,10 +6,10 @@
  */
 
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   MessageDeadLetteredError,
   MessageDroppedError,
@@ -25,19 +25,12 @@ import {
   WorkerExitError,
   type WorkerFactory,
 } from "../src/supervisor/index.js";
-import { compileServe, fixture } from "./fixtures/supervisor/serve-module.js";
+import { fixture, useCompiledServe } from "./fixtures/supervisor/serve-module.js";
+import { procState } from "./support/commands.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-let serve: ReturnType<typeof compileServe>;
-beforeAll(() => {
-  serve = compileServe();
-  process.env.ROBUSTLY_SERVE_URL = serve.url;
-});
-afterAll(() => {
-  serve.dispose();
-  delete process.env.ROBUSTLY_SERVE_URL;
-});
+useCompiledServe();
 
 // A safety net: a failed test must not leave workers running for the next one.
 const running = new Set<Supervisor<never, never>>();
@@ -50,16 +43,6 @@ function start<M, R>(options: SuperviseOptions<M, R>): Supervisor<M, R> {
   const s = supervise(options);
   running.add(s as unknown as Supervisor<never, never>);
   return s;
-}
-
-/** The state letter of /proc/<pid>/stat ("Z" for a zombie), or undefined once the process is gone. */
-function procState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Waits (up to 5 s: PID 1 may reap orphans late) until none of `pids` is alive or a zombie. */
@@ -328,6 +311,7 @@ describe("crash storms: 10,000 messages, nothing lost, nothing answered twice", 
       concurrency: 8,
       maxRestarts: -1,
       maxDeliveries: -1,
+      poisonAfter: 1000,
       maxPending: -1,
     });
     const killer = killAtRandom(s, 25);
@@ -359,6 +343,7 @@ describe("crash storms: 10,000 messages, nothing lost, nothing answered twice", 
       worker: threadWorker(fixture("storm.mjs"), { execArgv: [], workerData: { exitWithinMs: 150 } }),
       maxRestarts: -1,
       maxDeliveries: -1,
+      poisonAfter: 1000,
       maxPending: -1,
     });
     const { results, acks } = await storm(s, async (track) => {
@@ -381,6 +366,7 @@ describe("crash storms: 10,000 messages, nothing lost, nothing answered twice", 
       maxPending: 64,
       maxRestarts: -1,
       maxDeliveries: -1,
+      poisonAfter: 1000,
     });
     const dropped = new Set<number>();
     s.on("drop", ({ message }) => dropped.add(message));

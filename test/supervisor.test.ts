@@ -259,6 +259,7 @@ describe("seed 004's backoff between restarts", () => {
         return m;
       }),
       backoff: backoff.slotted({ slot: 10, ceiling: 10, stayAtCeiling: true }),
+      poisonAfter: 5,
     });
     const { results } = track([s.send("bad-1"), s.send("bad-2")]);
     await clock.runAll();
@@ -492,6 +493,7 @@ describe("truncation: maxRestarts within restartWindow", () => {
       }),
       maxRestarts: 3,
       maxDeliveries: -1,
+      poisonAfter: 1000,
     });
     const { results } = track([1, 2, 3].map((n) => s.send(n)));
     await clock.runAll();
@@ -535,6 +537,7 @@ describe("truncation: maxRestarts within restartWindow", () => {
       }),
       maxRestarts: -1,
       maxDeliveries: -1,
+      poisonAfter: 1000,
     });
     const f = track([forever.s.send(1)]);
     await forever.clock.runAll();
@@ -610,8 +613,8 @@ describe("poison messages: maxDeliveries", () => {
     await s.stop();
   });
 
-  it("the default policy: 5 deliveries, well under the default 10 restarts per minute", async () => {
-    const { clock, s } = setup<string, string>({
+  it("the default policy: 3 crashes (poisonAfter), well under the default 10 restarts per minute", async () => {
+    const { clock, s, log } = setup<string, string>({
       worker: worker((m) => {
         if (m === "poison") throw new Error("x");
         return m;
@@ -619,7 +622,12 @@ describe("poison messages: maxDeliveries", () => {
     });
     const { results } = track(["poison", "fine"].map((m) => s.send(m)));
     await clock.runAll();
-    expect((results[0] as { error: MessageDeadLetteredError }).error.deliveries).toBe(5);
+    const error = (results[0] as { error: MessageDeadLetteredError }).error;
+    expect(error.message).toBe(
+      "Message 1 was dead-lettered as a poison message: it crashed its worker 3 times (poisonAfter)",
+    );
+    expect([error.deliveries, error.crashes]).toEqual([3, 3]);
+    expect(of(log, "dead-letter").map((e) => (e.data as { reason: string }).reason)).toEqual(["poison"]);
     expect(results[1]).toEqual({ ok: true, value: "fine" });
     expect(s.state).toBe("running");
     await s.stop();
@@ -838,8 +846,8 @@ describe("stop", () => {
 
     const other = setup<number, number>({ worker: worker(() => new Promise<number>(() => {})) });
     const b = track([other.s.send(1)]);
-    const draining = other.s.stop();
-    await other.clock.advance(10_000);
+    const draining = other.s.stop({ timeout: -1 });
+    await other.clock.advance(60_000);
     expect(b.results[0]).toBeUndefined();
     const cut = other.s.stop({ drain: false });
     expect(cut).toBe(draining);
@@ -1156,6 +1164,8 @@ describe("options are validated up front", () => {
     ["supervise: maxPending", { maxPending: 3, instances: 2, concurrency: 2 }, "workers × concurrency (4)"],
     ["supervise: maxPending", { maxPending: Number.NaN }, "an integer"],
     ["supervise: maxDeliveries", { maxDeliveries: 0 }, "an integer >= 1"],
+    ["supervise: poisonAfter", { poisonAfter: 0 }, "an integer in [1, 1000]"],
+    ["supervise: poisonAfter", { poisonAfter: -1 }, "an integer in [1, 1000]"],
     ["supervise: maxRestarts", { maxRestarts: 1.5 }, "an integer (negative or Infinity = no limit)"],
     ["supervise: restartWindow", { restartWindow: 0 }, "a number > 0"],
     ["supervise: ackTimeout", { ackTimeout: "1s" }, "a number"],
@@ -1182,6 +1192,9 @@ describe("options are validated up front", () => {
       'stop: drain must be true or false; got "yes"',
     );
     await expect(s.stop({ wait: 1 } as never)).rejects.toBeInstanceOf(OptionError);
+    await expect(s.stop({ timeout: 86_400_001 })).rejects.toThrow(
+      "stop: timeout must be a number of ms in [0, 86400000] (24 h), or negative or Infinity to wait as long as it takes; got 86400001",
+    );
     await s.stop();
   });
 

@@ -136,4 +136,21 @@ describe("openTelemetry", () => {
     for (const w of watching) w.dispose();
     await Promise.all([budget.close(), pace.close()]);
   });
+
+  it("records a store key found holding something robustly did not write", async () => {
+    const { meter, sum } = recordingMeter();
+    const telemetry = openTelemetry({ meter });
+    const clock = new VirtualClock();
+    const store = memoryStore({ clock });
+    const breaker = circuitBreaker({ store, key: "k", clock });
+    const watching = telemetry.observe(breaker, "api");
+    await breaker.ready();
+    const found = await store.read("breaker:k");
+    await store.write("breaker:k", found.version, "v=abc", 60_000);
+    await clock.advance(500);
+    const corrupt = (a: Attributes | undefined) => a?.["robustly.store"] === "corrupt";
+    expect(sum("robustly.store.transitions", corrupt)).toBeGreaterThanOrEqual(1);
+    watching.dispose();
+    await breaker.close();
+  });
 });

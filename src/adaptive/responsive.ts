@@ -11,7 +11,7 @@ import { type Disposable, Events } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { checkKeys, read } from "../core/schema.js";
 import { finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
-import { type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
+import { MAX_SKEW, type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun, type RunBatch, replayingRandom } from "../store/run-log.js";
 import { restoreShared, SharedPolicy, SharedRuns, type StoreEvents } from "../store/shared-policy.js";
 import { RESPONSIVE_SCHEMA } from "./schema.js";
@@ -156,7 +156,7 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     const o = { ...RESPONSIVE_DEFAULTS, ...options };
     // Each value checked as its description says (undefined: the default; null or anything else: an error).
     const field = <V>(key: keyof ResponsiveBackoffOptions, fallback?: V): V =>
-      read<V | undefined>(RESPONSIVE_SCHEMA, key, (options as Record<string, unknown>)[key]) ??
+      read<V | undefined>(RESPONSIVE_SCHEMA, key, (options as Record<string, unknown> | undefined)?.[key]) ??
       (fallback as V);
     this.#base = field("base", RESPONSIVE_DEFAULTS.base);
     this.max = field("max", RESPONSIVE_DEFAULTS.max);
@@ -185,6 +185,7 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     // `coalesce` compares times of failures seen by different processes: on the store's clock.
     this.#clock = this.share("responsive", sharing, clock, this.#events, () =>
       this.#runs.hooks(
+        checkSharedResponsive,
         (shared, batch, now, recovering) => this.#merge(shared, batch, now, recovering),
         (shared: SharedResponsive) => this.#adopt(shared),
       ),
@@ -199,7 +200,11 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     restoreShared(shared, (state) => {
       const found = state as SharedResponsive;
       scratch.restore(found.state);
-      scratch.#raisedAt = typeof found.raisedAt === "number" ? found.raisedAt : Number.NEGATIVE_INFINITY;
+      // Not later than now (and MAX_SKEW): no process of the fleet raised it later.
+      scratch.#raisedAt =
+        typeof found.raisedAt === "number"
+          ? Math.min(found.raisedAt, now + MAX_SKEW)
+          : Number.NEGATIVE_INFINITY;
     });
     if (!recovering) scratch.#replay(batch.runs);
     const raisedAt = scratch.#raisedAt;
@@ -263,7 +268,8 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
       s.successes = 0;
       const from = s.current;
       const next = this.#randomize(s.current * this.#down);
-      s.current = next < this.#base ? 0 : next;
+      // The spread may draw above the delay it shrinks from: never above max, as on the way up.
+      s.current = next < this.#base ? 0 : next > this.max ? this.max : next;
       if (this.#events.count("change") > 0 && !this.#runs.quiet)
         this.#events.emit("change", { direction: "down", from, to: s.current });
     }
@@ -313,15 +319,18 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     return { ...this.#state };
   }
 
-  /** Replaces the state with `state` (from `snapshot()`, perhaps of another process), checked. */
+  /**
+   * Replaces the state with `state` (from `snapshot()`, perhaps of another process), checked, and held to
+   * what this controller could have reached: a delay no longer than its `max`, fewer successes than
+   * `downThreshold`.
+   */
   restore(state: ResponsiveState): void {
-    knownKeys("ResponsiveBackoff.restore", state, STATE_KEYS);
-    for (const key of STATE_KEYS) {
-      const value = state[key];
-      if (key === "current") finiteAtLeast("ResponsiveBackoff.restore: current", value, 0);
-      else integerOrTotal(key, value);
-    }
-    this.#state = { ...state };
+    checkResponsiveState(state);
+    this.#state = {
+      ...state,
+      current: Math.min(state.current, this.max),
+      successes: Math.min(state.successes, this.#threshold - 1),
+    };
   }
 
   /** As a `Backoff`: every delay asked for is a failure. x is ignored: the shared state decides. */
@@ -352,9 +361,26 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
   }
 }
 
-function integerOrTotal(key: string, value: unknown): void {
-  if (key === "totalSleep") finiteAtLeast(`ResponsiveBackoff.restore: ${key}`, value, 0);
-  else integerAtLeast(`ResponsiveBackoff.restore: ${key}`, value, 0);
+/** Checks `state` (from `snapshot()`, perhaps of another process) whole. */
+function checkResponsiveState(state: ResponsiveState): void {
+  knownKeys("ResponsiveBackoff.restore", state, STATE_KEYS);
+  for (const key of STATE_KEYS) {
+    const value = state[key];
+    const option = `ResponsiveBackoff.restore: ${key}`;
+    if (key === "current" || key === "totalSleep") finiteAtLeast(option, value, 0);
+    else integerAtLeast(option, value, 0);
+  }
+}
+
+/** Checks a shared responsive backoff's state as read from the store; throws when it is not one. */
+function checkSharedResponsive(shared: unknown): void {
+  const found = shared as Partial<SharedResponsive> | undefined;
+  if (typeof found !== "object" || found === null || typeof found.state !== "object") {
+    throw new OptionError("ResponsiveBackoff: shared state", shared, "{ state, raisedAt }");
+  }
+  checkResponsiveState(found.state as ResponsiveState);
+  if (found.raisedAt !== null)
+    finiteAtLeast("ResponsiveBackoff: raisedAt", found.raisedAt, Number.NEGATIVE_INFINITY);
 }
 
 /**

@@ -10,14 +10,14 @@
 import { toBackoff } from "../backoff/common.js";
 import { constant } from "../backoff/constant.js";
 import type { Backoff } from "../backoff/types.js";
-import { type Clock, systemClock } from "../core/clock.js";
+import { type Clock, MAX_TIMER_DELAY, systemClock } from "../core/clock.js";
 import { PermanentError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
 import { checkKeys, read } from "../core/schema.js";
 import { compileMatcher } from "../policy/matcher.js";
-import { scratchOptions, sharingOptions } from "../store/replica.js";
+import { MAX_SKEW, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun } from "../store/run-log.js";
 import { restoreShared, SharedPolicy, SharedRuns } from "../store/shared-policy.js";
 import { BrokenCircuitError } from "./errors.js";
@@ -30,7 +30,7 @@ import {
   type CircuitState,
   checkBreakerState,
 } from "./types.js";
-import { BUCKETS, type Bucket, countInWindow, windowTotals } from "./window.js";
+import { BUCKETS, SlidingCounts } from "./window.js";
 
 export type { BreakerEvents, BreakerState, CircuitBreakerOptions, CircuitState };
 export { BrokenCircuitError };
@@ -45,8 +45,9 @@ export class CircuitBreaker extends SharedPolicy {
   readonly #consecutive: number | undefined;
   readonly #ratio: number | undefined;
   readonly #minimum: number;
-  readonly #width: number;
   readonly #openFor: Backoff;
+  /** The longest it stays open: its openFor's max, at most the longest timer. */
+  readonly #maxOpen: number;
   readonly #closeAfter: number;
   readonly #probes: number;
   readonly #clock: Clock;
@@ -57,7 +58,8 @@ export class CircuitBreaker extends SharedPolicy {
   #failures = 0;
   #successes = 0;
   #inFlightProbes = 0;
-  #window: Bucket[] = [];
+  /** The calls and failures over the window (with `failureRatio`). */
+  readonly #window: SlidingCounts;
   readonly #options: CircuitBreakerOptions;
   /** Whether a failure with this error counts against the service (the `handles` option). */
   readonly handles: (error: unknown) => boolean = countsByDefault;
@@ -76,8 +78,9 @@ export class CircuitBreaker extends SharedPolicy {
       this.#consecutive = field<number>("consecutiveFailures") ?? 5;
     }
     this.#minimum = field<number>("minimumThroughput") ?? 10;
-    this.#width = (field<number>("window") ?? 10_000) / BUCKETS;
     this.#openFor = toBackoff(options.openFor ?? constant({ base: 5000 }), "circuitBreaker: openFor");
+    const max = this.#openFor.max;
+    this.#maxOpen = typeof max === "number" && max >= 0 ? Math.min(max, MAX_TIMER_DELAY) : MAX_TIMER_DELAY;
     this.#closeAfter = field<number>("halfOpenSuccesses") ?? 1;
     this.#probes = field<number>("halfOpenProbes") ?? 1;
     if (options.handles !== undefined) {
@@ -85,6 +88,7 @@ export class CircuitBreaker extends SharedPolicy {
       this.handles = (error) => !isPermanent(error) && matches(error);
     }
     const clock = options.clock ?? systemClock;
+    this.#window = new SlidingCounts((field<number>("window") ?? 10_000) / BUCKETS);
     this.#random =
       options.random === undefined
         ? systemRandom
@@ -94,6 +98,7 @@ export class CircuitBreaker extends SharedPolicy {
     // Deadlines and windows on the store's clock, which the whole fleet shares.
     this.#clock = this.share("breaker", sharing, clock, this.#events, () =>
       this.#runs.hooks(
+        (shared) => checkBreakerState(shared as BreakerState),
         (shared, batch, now, recovering) => this.#merge(shared, batch.runs, now, recovering),
         (shared: BreakerState) => this.#adopt(shared),
       ),
@@ -168,7 +173,7 @@ export class CircuitBreaker extends SharedPolicy {
     let needed = Number.POSITIVE_INFINITY;
     if (this.#consecutive !== undefined) needed = Math.max(1, this.#consecutive - this.#failures);
     if (this.#ratio !== undefined) {
-      const { calls, failed } = windowTotals(this.#window);
+      const { calls, failed } = this.#totals();
       // (failed + j) / (calls + j) >= ratio  ⇔  j >= (ratio·calls − failed) / (1 − ratio), and calls + j >= minimum.
       const byRatio =
         this.#ratio >= 1
@@ -259,7 +264,7 @@ export class CircuitBreaker extends SharedPolicy {
       this.#successes += 1;
       if (this.#successes >= this.#closeAfter) {
         this.#openings = 0;
-        this.#window = [];
+        this.#window.clear();
         this.#move("closed");
       }
     }
@@ -306,17 +311,24 @@ export class CircuitBreaker extends SharedPolicy {
   #shouldOpen(): boolean {
     if (this.#consecutive !== undefined && this.#failures >= this.#consecutive) return true;
     if (this.#ratio === undefined) return false;
-    const { calls, failed } = windowTotals(this.#window);
+    const { calls, failed } = this.#totals();
     return calls >= this.#minimum && failed / calls >= this.#ratio;
+  }
+
+  /** The calls and the failures in the window now. */
+  #totals(): { calls: number; failed: number } {
+    this.#window.advanceTo(this.#clock.now());
+    return { calls: this.#window.first, failed: this.#window.second };
   }
 
   #count(failed: boolean, n = 1): void {
     if (this.#ratio === undefined) return;
-    countInWindow(this.#window, this.#clock.now(), this.#width, failed, n);
+    this.#window.count(this.#clock.now(), n, failed ? n : 0);
   }
 
   #open(): void {
-    const duration = Math.max(0, this.#openFor.delay(this.#openings, this.#random));
+    const delay = this.#openFor.delay(this.#openings, this.#random);
+    const duration = delay > 0 ? Math.min(delay, this.#maxOpen) : 0;
     const until = this.#clock.now() + duration;
     // An opening decided here while sharing is the fleet's: it is kept until a write that carries it lands,
     // even if the store fails first.
@@ -351,25 +363,38 @@ export class CircuitBreaker extends SharedPolicy {
 
   /** A copy of the whole state. */
   snapshot(): BreakerState {
+    this.#window.advanceTo(this.#clock.now());
     return {
       state: this.#state,
       openUntil: this.#openUntil,
       openings: this.#openings,
       consecutiveFailures: this.#failures,
       halfOpenSuccesses: this.#successes,
-      window: this.#window.map((b) => [...b] as Bucket),
+      window: this.#window.entries(),
     };
   }
-  /** Replaces the state with `state` (from `snapshot()`, perhaps of another process); checked whole before any of it is taken. */
+  /**
+   * Replaces the state with `state` (from `snapshot()`, perhaps of another process); checked whole before
+   * any of it is taken, and held to what this breaker could have written: open no longer than its longest
+   * openFor (and `MAX_SKEW`) from now.
+   */
   restore(state: BreakerState): void {
     const checked = checkBreakerState(state);
+    const now = this.#clock.now();
     this.#state = checked.state;
-    this.#openUntil = checked.openUntil;
+    this.#openUntil = Math.min(checked.openUntil, now + this.#maxOpen + MAX_SKEW);
     this.#openings = checked.openings;
     this.#failures = checked.consecutiveFailures;
     this.#successes = checked.halfOpenSuccesses;
     this.#inFlightProbes = 0;
-    this.#window = checked.window;
+    // Each bucket in the window counted again, in a window that holds no more than BUCKETS: a bucket dated
+    // later than now counts now, and never more failures than calls.
+    const window = this.#window;
+    window.reset(now);
+    for (const [time, calls, failures] of checked.window) {
+      const n = Math.max(0, calls);
+      window.add(Math.min(window.bucketOf(time), window.head), n, Math.min(Math.max(0, failures), n));
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 /** `circuitBreaker(options)`, described once (see `src/core/schema.ts`). */
+import { MAX_TIMER_DELAY } from "../core/clock.js";
 import type { Schema } from "../core/schema.js";
 import { SHARING_FIELDS } from "../store/schema.js";
 
@@ -23,10 +24,10 @@ export const BREAKER_SCHEMA: Schema = {
       doc: "With failureRatio: the calls the window must hold before it may open.",
     },
     window: {
-      kind: { type: "number", min: 0, exclusive: true },
+      kind: { type: "number", min: 1, max: MAX_TIMER_DELAY },
       ms: true,
       default: "10000",
-      doc: "With failureRatio: the sliding window.",
+      doc: "With failureRatio: the sliding window, kept as 10 buckets; at most 2^31 − 1 ms (about 24.8 days, the longest timer).",
     },
     openFor: {
       kind: {

@@ -21,7 +21,7 @@ export interface CircuitBreakerOptions extends SharingOptions {
   failureRatio?: number;
   /** With `failureRatio`: the calls the window must hold before it may open. Default 10. */
   minimumThroughput?: number;
-  /** With `failureRatio`: the sliding window, ms. Default 10,000. */
+  /** With `failureRatio`: the sliding window, ms, in [1, 2^31 − 1] (about 24.8 days). Default 10,000. */
   window?: number;
   /** How long it stays open: a backoff of x = times opened in a row. Default constant 5 s. */
   openFor?: BackoffLike;

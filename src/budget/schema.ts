@@ -1,4 +1,5 @@
 /** `retryBudget(options)`, its two kinds described once each (see `src/core/schema.ts`). */
+import { MAX_TIMER_DELAY } from "../core/clock.js";
 import type { Schema } from "../core/schema.js";
 import { SHARING_FIELDS } from "../store/schema.js";
 
@@ -26,10 +27,10 @@ export const RATIO_BUDGET_SCHEMA: Schema = {
       doc: "Retries allowed per second whatever the traffic.",
     },
     window: {
-      kind: { type: "number", min: 0, exclusive: true },
+      kind: { type: "number", min: 1, max: MAX_TIMER_DELAY },
       ms: true,
       default: "10000",
-      doc: "The sliding window requests and retries are counted over.",
+      doc: "The sliding window requests and retries are counted over, kept as 10 buckets; at most 2^31 − 1 ms (about 24.8 days, the longest timer).",
     },
     clock,
     ...SHARING_FIELDS,

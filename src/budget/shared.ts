@@ -2,11 +2,12 @@
  * A retry budget of either kind shared by a fleet through a store, on leases: see `SharedBudget`.
  */
 import type { Clock } from "../core/clock.js";
-import type { Replica, Sharing } from "../store/replica.js";
+import { OptionError } from "../core/errors.js";
+import { MAX_SKEW, type Replica, type Sharing } from "../store/replica.js";
 import { forEachRun } from "../store/run-log.js";
 import { restoreShared } from "../store/shared-policy.js";
 import { BudgetBase } from "./base.js";
-import { RatioBudget } from "./ratio.js";
+import { checkRatioState, RatioBudget } from "./ratio.js";
 import type { TokenBudget } from "./tokens.js";
 import type { BudgetState } from "./types.js";
 
@@ -103,6 +104,7 @@ export class SharedBudget extends BudgetBase {
       detach: (final) => this.#detach(final, sharing.syncEvery, clock.now()),
       reattach: (batch) => this.#reattach(batch),
       dropped: (batch) => this.#dropped(batch),
+      check: kind === "ratio" ? checkRatioState : checkSharedTokens,
       merge: (shared, batch, now, recovering) =>
         this.kind === "ratio"
           ? this.#mergeRatio(shared, batch, now, recovering)
@@ -228,20 +230,17 @@ export class SharedBudget extends BudgetBase {
   #mergeTokens(shared: unknown, batch: BudgetBatch, now: number, recovering: boolean): SharedTokens {
     const local = this.#local as TokenBudget;
     const max = local.maxTokens;
-    const found = shared as Partial<SharedTokens> | undefined;
-    const valid =
-      found?.kind === "tokens" &&
-      typeof found.tokens === "number" &&
-      Number.isFinite(found.tokens) &&
-      Array.isArray(found.holds);
-    let tokens = valid ? Math.min(max, Math.max(0, found.tokens as number)) : max;
+    // Checked by the replica: a state of the token kind, or undefined.
+    const found = shared as SharedTokens | undefined;
+    let tokens = found === undefined ? max : Math.min(max, found.tokens);
     const bucket = Math.floor(now / this.#holdWidth);
-    // Holds not renewed for HOLD_BUCKETS buckets are released: their holder is gone, or lost a write.
+    // Holds not renewed for HOLD_BUCKETS buckets are released: their holder is gone, or lost a write. A
+    // hold dated later than now (and MAX_SKEW) is taken as dated then, and none holds more than the bucket.
+    const latest = Math.floor((now + MAX_SKEW) / this.#holdWidth);
     const holds = new Map<number, number>();
-    for (const hold of valid ? (found.holds as unknown[]) : []) {
-      if (!Array.isArray(hold) || typeof hold[0] !== "number" || typeof hold[1] !== "number") continue;
-      if (hold[0] > bucket - HOLD_BUCKETS && hold[1] > 0)
-        holds.set(hold[0], (holds.get(hold[0]) ?? 0) + hold[1]);
+    for (const [dated, n] of found?.holds ?? []) {
+      const at = Math.min(dated, latest);
+      if (at > bucket - HOLD_BUCKETS && n > 0) holds.set(at, Math.min(max, (holds.get(at) ?? 0) + n));
     }
     // This process's hold is released whole (the retries spent have their failures counted below) and
     // what it keeps is held again now.
@@ -337,6 +336,25 @@ export class SharedBudget extends BudgetBase {
   /** Replaces the local copy's state, which decides while the store is down; the next exchange replaces it again. */
   restore(state: BudgetState): void {
     this.#local.restore(state);
+  }
+}
+
+/** Checks a token budget's shared state as read from the store; throws when it is not one. */
+function checkSharedTokens(shared: unknown): void {
+  const found = shared as Partial<SharedTokens> | undefined;
+  const finite = (n: unknown) => typeof n === "number" && Number.isFinite(n);
+  if (
+    found?.kind !== "tokens" ||
+    !finite(found.tokens) ||
+    (found.tokens as number) < 0 ||
+    !Array.isArray(found.holds) ||
+    !found.holds.every((hold) => Array.isArray(hold) && hold.length === 2 && hold.every(finite))
+  ) {
+    throw new OptionError(
+      "retryBudget: shared state",
+      shared,
+      'the state of a token budget ({ kind: "tokens", tokens, holds: [[bucket, tokens], …] })',
+    );
   }
 }
 

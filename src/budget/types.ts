@@ -11,7 +11,7 @@ export interface RatioBudgetOptions extends SharingOptions {
   ratio?: number;
   /** Retries allowed per second whatever the traffic, >= 0. Default 10 (Finagle's minRetriesPerSec). */
   minPerSecond?: number;
-  /** The window, ms, > 0. Default 10,000 (Finagle's ttl). */
+  /** The window, ms, in [1, 2^31 − 1] (about 24.8 days). Default 10,000 (Finagle's ttl). */
   window?: number;
   clock?: Clock;
 }

@@ -1,8 +1,10 @@
 /**
  * `robustly load`: the overload experiment's reference client, for real. N clients each wait an exponentially distributed think time,
  * then make one request through robustly's own `retry` with a named policy and a per-attempt timeout, and
- * start over. Every attempt is an HTTP GET to a loopback URL. It counts successful attempts, failed ones
- * and timed-out ones, and prints their rates every interval, as the reference client does.
+ * start over. Every attempt is an HTTP GET to a loopback URL, and never leaves loopback: a redirect is
+ * followed only to another loopback URL, and one anywhere else stops the load with an error. It counts
+ * successful attempts, failed ones and timed-out ones, and prints their rates every interval, as the
+ * reference client does.
  */
 import { setMaxListeners } from "node:events";
 import { parseArgs } from "node:util";
@@ -16,6 +18,8 @@ import { isLoopback } from "./serve.js";
 
 /** The most clients one load generator runs. */
 export const MAX_CLIENTS = 10_000;
+/** The most redirects one attempt follows, each to a loopback URL; one more is a failed attempt. */
+export const MAX_REDIRECTS = 5;
 
 const STRATEGY_NAMES = OUTAGE_STRATEGIES.map((s) => s.name);
 
@@ -36,6 +40,9 @@ Strategies:
 ${OUTAGE_STRATEGIES.map((s) => `  ${s.name.padEnd(20)} ${s.description}`).join("\n")}
 
 Every interval it prints the attempts per second that succeeded (OK), failed (errors) and timed out.
+It never leaves loopback: it follows a redirect (at most ${MAX_REDIRECTS} per attempt) only to another
+loopback URL, and a redirect anywhere else stops it with an error (exit status 1). It also exits with
+status 1 when no attempt got an HTTP answer (nothing listens at --url, say).
 `;
 
 /** What `startLoad` takes. Times are in ms. */
@@ -64,6 +71,8 @@ export interface Counts {
   errors: number;
   /** Attempts that hit the per-attempt timeout. */
   timedOut: number;
+  /** Attempts that got an HTTP answer, whatever its status (part of ok and errors). */
+  answered: number;
   /** Logical requests started (a request is one `retry` call, however many attempts it takes). */
   requests: number;
   /** Requests in progress now (attempting or backing off). */
@@ -78,6 +87,8 @@ export interface Summary extends Counts {
 export interface RunningLoad {
   /** The counts so far (cumulative). */
   snapshot(): Counts;
+  /** Resolves if the load stops on its own: a redirect off loopback (a `LeftLoopbackError`). */
+  readonly failed: Promise<Error>;
   /** Aborts every call in flight, clears every timer, waits for every client to end. */
   stop(): Promise<Summary>;
 }
@@ -89,6 +100,19 @@ export class HttpStatusError extends Error {
   constructor(status: number) {
     super(`the server answered ${status}`);
     this.status = status;
+  }
+}
+
+/** The server redirected off loopback: the load stops rather than follow it. */
+export class LeftLoopbackError extends Error {
+  override readonly name = "LeftLoopbackError";
+  /** Where the redirect pointed. */
+  readonly location: string;
+  constructor(from: string, location: string) {
+    super(
+      `${from} redirected to ${location}, which is not on a loopback address: robustly load never leaves loopback`,
+    );
+    this.location = location;
   }
 }
 
@@ -147,6 +171,24 @@ function resolveLoadOptions(o: LoadOptions): Resolved {
   return { url: url.href, clients, policy, think, timeout, random };
 }
 
+/** Waits an exponentially distributed time of mean `mean` ms, or until `signal` aborts. */
+function thinkTime(random: () => number, mean: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const ms = -Math.log(1 - random()) * mean;
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
+}
+
 /** Starts the clients at once; each begins with a think time. */
 export function startLoad(options: LoadOptions): RunningLoad {
   const o = resolveLoadOptions(options);
@@ -156,7 +198,15 @@ export function startLoad(options: LoadOptions): RunningLoad {
   setMaxListeners(0, signal);
   const started = performance.now();
   let stoppedAt: number | undefined;
-  const counts: Counts = { ok: 0, errors: 0, timedOut: 0, requests: 0, inFlight: 0 };
+  const counts: Counts = { ok: 0, errors: 0, timedOut: 0, answered: 0, requests: 0, inFlight: 0 };
+  let fail: (error: Error) => void = () => {};
+  const failed = new Promise<Error>((resolve) => {
+    fail = (error) => {
+      // Every client stops: not one more request goes anywhere.
+      controller.abort(error);
+      resolve(error);
+    };
+  });
 
   const retryOptions: RetryOptions<void> = {
     ...o.policy,
@@ -175,27 +225,30 @@ export function startLoad(options: LoadOptions): RunningLoad {
   };
 
   const attempt = async ({ signal: attemptSignal }: { signal: AbortSignal }): Promise<void> => {
-    const response = await fetch(o.url, { signal: attemptSignal });
-    // Read the body, so the connection can be reused.
-    await response.arrayBuffer();
-    if (!response.ok) throw new HttpStatusError(response.status);
-  };
-
-  const think = (): Promise<void> =>
-    new Promise<void>((resolve) => {
-      if (signal.aborted) {
-        resolve();
+    let url = o.url;
+    for (let redirects = 0; ; redirects++) {
+      // Redirects are followed here, where their target can be checked, never by fetch.
+      const response = await fetch(url, { signal: attemptSignal, redirect: "manual" });
+      // Read the body, so the connection can be reused.
+      await response.arrayBuffer();
+      if (redirects === 0) counts.answered += 1;
+      const location = response.status >= 300 && response.status < 400 && response.headers.get("location");
+      if (!location) {
+        if (!response.ok) throw new HttpStatusError(response.status);
         return;
       }
-      const ms = -Math.log(1 - o.random()) * o.think;
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener("abort", done);
-    });
+      const next = URL.canParse(location, url) ? new URL(location, url).href : location;
+      if (loopbackUrl(next) === undefined) {
+        const error = new LeftLoopbackError(url, next);
+        fail(error);
+        throw error;
+      }
+      if (redirects === MAX_REDIRECTS) throw new HttpStatusError(response.status);
+      url = next;
+    }
+  };
+
+  const think = () => thinkTime(o.random, o.think, signal);
 
   const client = async (): Promise<void> => {
     while (!signal.aborted) {
@@ -217,6 +270,7 @@ export function startLoad(options: LoadOptions): RunningLoad {
   let stopping: Promise<Summary> | undefined;
   return {
     snapshot: () => ({ ...counts }),
+    failed,
     stop() {
       stopping ??= (async () => {
         controller.abort(new Error("the load was stopped"));
@@ -326,10 +380,14 @@ export function loadOptions(argv: readonly string[]): {
   return { options, duration: runFor, interval, help: v.help === true };
 }
 
-/** Runs `robustly load` until --duration or SIGINT/SIGTERM. Returns the exit status. */
+/**
+ * Runs `robustly load` until --duration or SIGINT/SIGTERM, or until a redirect off loopback stops it.
+ * Returns the exit status: 1 when a redirect was refused or no attempt got an HTTP answer, else 0.
+ */
 export async function runLoad(
   argv: readonly string[],
   out: NodeJS.WritableStream = process.stdout,
+  errors: NodeJS.WritableStream = process.stderr,
 ): Promise<number> {
   const { options, duration: runFor, interval, help } = loadOptions(argv);
   if (help) {
@@ -347,6 +405,7 @@ export async function runLoad(
     lastAt = now;
   }, interval);
   let deadline: NodeJS.Timeout | undefined;
+  let failure: Error | undefined;
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off("SIGINT", stop);
@@ -356,13 +415,29 @@ export async function runLoad(
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
     if (runFor !== undefined) deadline = setTimeout(stop, runFor);
+    void load.failed.then((error) => {
+      failure = error;
+      stop();
+    });
   });
   clearTimeout(deadline);
   clearInterval(printer);
   const summary = await load.stop();
   const seconds = summary.elapsed / 1000;
+  const none = { ok: 0, errors: 0, timedOut: 0, answered: 0, requests: 0, inFlight: 0 };
   out.write(
-    `total: ${summary.requests} requests in ${seconds.toFixed(1)} s; attempts: ${summary.ok} OK, ${summary.errors} errors, ${summary.timedOut} timed out; ${rateLine({ ok: 0, errors: 0, timedOut: 0, requests: 0, inFlight: 0 }, summary, summary.elapsed)}\n`,
+    `total: ${summary.requests} requests in ${seconds.toFixed(1)} s; attempts: ${summary.ok} OK, ${summary.errors} errors, ${summary.timedOut} timed out; ${rateLine(none, summary, summary.elapsed)}\n`,
   );
+  if (failure !== undefined) {
+    errors.write(`robustly: ${failure.message}\n`);
+    return 1;
+  }
+  if (summary.answered === 0) {
+    const attempts = summary.ok + summary.errors + summary.timedOut;
+    errors.write(
+      `robustly: nothing answered at ${options.url}: ${attempts} attempt${attempts === 1 ? "" : "s"}, none got an HTTP answer\n`,
+    );
+    return 1;
+  }
   return 0;
 }

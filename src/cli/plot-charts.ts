@@ -88,29 +88,18 @@ export function seriesSpec(options: {
   } as TopLevelSpec;
 }
 
-/**
- * The raw backoff (grey, dashed), the delay (blue) and red points where the jitter changed it, with a
- * legend of the three; `panel` facets by that field, three panels a row.
- */
-export function jitterSpec(options: {
-  title: string;
-  subtitle: string;
-  rows: readonly { x: number; raw: number; delay: number; changed: boolean; panel?: string }[];
-  n: number;
-  yTitle: string;
-  labels: readonly [string, string, string];
-  panels?: readonly string[];
-}): TopLevelSpec {
-  const [rawLabel, delayLabel, changedLabel] = options.labels;
-  const x = retriesAxis("retries so far (x)", 0, options.n);
-  const y = (field: string) => ({ field, type: "quantitative" as const, title: options.yTitle });
+/** The three layers of a jitter chart: the raw backoff, the delay, and the points the jitter changed. */
+function jitterLayers(labels: readonly [string, string, string], n: number, yTitle: string): unknown[] {
+  const [rawLabel, delayLabel, changedLabel] = labels;
+  const x = retriesAxis("retries so far (x)", 0, n);
+  const y = (field: string) => ({ field, type: "quantitative" as const, title: yTitle });
   const color = (datum: string) => ({
     datum,
     type: "nominal" as const,
-    scale: { domain: [...options.labels], range: [RAW_COLOR, DELAY_COLOR, CHANGED_COLOR] },
+    scale: { domain: [...labels], range: [RAW_COLOR, DELAY_COLOR, CHANGED_COLOR] },
     legend: legend("lines and points"),
   });
-  const layer = [
+  return [
     {
       name: "raw",
       mark: { type: "line", strokeWidth: 1.5, strokeDash: [5, 3] },
@@ -133,6 +122,22 @@ export function jitterSpec(options: {
       },
     },
   ];
+}
+
+/**
+ * The raw backoff (grey, dashed), the delay (blue) and red points where the jitter changed it, with a
+ * legend of the three; `panel` facets by that field, three panels a row.
+ */
+export function jitterSpec(options: {
+  title: string;
+  subtitle: string;
+  rows: readonly { x: number; raw: number; delay: number; changed: boolean; panel?: string }[];
+  n: number;
+  yTitle: string;
+  labels: readonly [string, string, string];
+  panels?: readonly string[];
+}): TopLevelSpec {
+  const layer = jitterLayers(options.labels, options.n, options.yTitle);
   const values = options.rows.map((r) => ({
     ...r,
     label: `${r.panel === undefined ? "" : `${r.panel}: `}jitter changed the delay at x=${r.x}`,

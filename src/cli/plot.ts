@@ -4,10 +4,10 @@
  * total delays of six common retry strategies; or, given policy flags, the delays of that one policy. An `index.html`
  * shows the charts, each with a paragraph saying what it shows.
  */
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { seededRandom } from "../core/random.js";
 import { integer, parseCommand } from "./args.js";
+import { mayReplace, outDir, replaceFile } from "./out-files.js";
 import type { Chart } from "./plot-charts.js";
 import { backoffFigure, jitterFigure, policyFigure, seed001Figure, seed002Figures } from "./plot-figures.js";
 import { POLICY_FLAGS, POLICY_HELP, policyConfig, policyOptions } from "./policy-flags.js";
@@ -35,7 +35,9 @@ Without policy flags, writes these figures:
 With policy flags (any but --seed), writes policy.svg: that policy's raw backoff and final delay, red
 where the jitter changed the delay. Either way writes index.html, and prints the paths written.
 
-  --out DIR          where to write (default plots; created if missing)
+  --out DIR          where to write (default plots; created if missing; never a symbolic link)
+  --force            replace files in DIR that robustly plot did not write (a symbolic link is
+                     replaced, never followed); without it, only its own earlier charts are replaced
   --retries N        plot retries x = 0…N, N at most ${MAX_PLOTTED_RETRIES} (default 10; the overload curves show at least 20 attempts)
   --seed S           the randomness of jitters and random backoff (default 1): the same charts every time
   -h, --help         this help
@@ -43,6 +45,18 @@ where the jitter changed the delay. Either way writes index.html, and prints the
 ${POLICY_HELP}`;
 
 const DEFAULT_SEED = 1;
+
+/**
+ * What every file robustly plot writes carries near its start: a file in --out without it is not
+ * replaced unless --force says so.
+ */
+export const PLOT_MARK = "<!-- written by robustly plot -->";
+
+/** `svg` with the mark just inside its root element. */
+const markSvg = (svg: string) => svg.replace(/^<svg[^>]*>/, (root) => `${root}${PLOT_MARK}`);
+/** The page with the mark after its doctype. */
+const markPage = (html: string) =>
+  html.replace(/^<!doctype html>\n/i, (doctype) => `${doctype}${PLOT_MARK}\n`);
 
 function page(title: string, intro: string, charts: readonly Chart[]): string {
   const e = escapeHtml;
@@ -108,16 +122,15 @@ export async function runPlot(
       },
     );
   });
-  await mkdir(dir, { recursive: true });
-  const paths: string[] = [];
-  for (const chart of charts) {
-    const path = join(dir, chart.file);
-    await writeFile(path, await renderSpec(vega, vegaLite, chart.spec));
-    paths.push(path);
+  const force = v.force === true;
+  await outDir(dir, "robustly plot");
+  const paths = [...charts.map((chart) => join(dir, chart.file)), join(dir, "index.html")];
+  // Every file is checked before any is written: a refusal leaves the directory as it was.
+  for (const path of paths) await mayReplace(path, PLOT_MARK, force, "robustly plot");
+  for (const [i, chart] of charts.entries()) {
+    await replaceFile(paths[i] as string, markSvg(await renderSpec(vega, vegaLite, chart.spec)));
   }
-  const index = join(dir, "index.html");
-  await writeFile(index, page(title, intro, charts));
-  paths.push(index);
+  await replaceFile(paths[charts.length] as string, markPage(page(title, intro, charts)));
   out.write(`${paths.join("\n")}\n`);
   return 0;
 }
@@ -130,6 +143,7 @@ function parse(argv: readonly string[]) {
     options: {
       ...POLICY_FLAGS,
       out: { type: "string" },
+      force: { type: "boolean" },
       retries: { type: "string" },
       help: { type: "boolean", short: "h" },
     },

@@ -155,101 +155,102 @@ function timeCharts({ runs, p, context }: ChartContext, prefix: string): LineCha
   const over = (value: (s: RunResult["series"][number]) => number) =>
     runs.flatMap((r) => r.series.map((s) => ({ x: s.t, y: value(s), series: label(r) })));
   const time = { title: "time (s)", domain };
+  const chart = (
+    name: string,
+    title: string,
+    y: LineChart["y"],
+    value: (s: RunResult["series"][number]) => number,
+  ): LineChart => ({
+    file: `${prefix}-${name}.svg`,
+    title,
+    subtitle,
+    x: time,
+    y,
+    points: over(value),
+    series,
+    shade,
+  });
   return [
-    {
-      file: `${prefix}-concurrency.svg`,
-      title: "Server concurrency",
-      subtitle,
-      x: time,
-      y: { title: "requests in the server (log scale)", log: true },
-      points: over((s) => s.concurrency),
-      series,
-      shade,
-    },
-    {
-      file: `${prefix}-goodput.svg`,
-      title: "Goodput",
-      subtitle,
-      x: time,
-      y: { title: "successes per second" },
-      points: over((s) => s.successes),
-      series,
-      shade,
-    },
-    {
-      file: `${prefix}-timeouts.svg`,
-      title: "Timeouts",
-      subtitle,
-      x: time,
-      y: { title: "timeouts per second" },
-      points: over((s) => s.timeouts),
-      series,
-      shade,
-    },
+    chart(
+      "concurrency",
+      "Server concurrency",
+      { title: "requests in the server (log scale)", log: true },
+      (s) => s.concurrency,
+    ),
+    chart("goodput", "Goodput", { title: "successes per second" }, (s) => s.successes),
+    chart("timeouts", "Timeouts", { title: "timeouts per second" }, (s) => s.timeouts),
   ];
+}
+
+/** One chart of one point per run against a run's parameter: its file, title, vertical axis and value. */
+interface PerRunChart {
+  readonly file: string;
+  readonly title: string;
+  readonly y: string;
+  readonly value: (run: RunResult) => number | null;
+}
+
+/** Charts of one point per run against `x` (`xOf` a run), one line per `label`, each point marked. */
+function perRunCharts(
+  runs: readonly RunResult[],
+  axis: {
+    label: (run: RunResult) => string;
+    subtitle: string;
+    x: LineChart["x"];
+    xOf: (run: RunResult) => number;
+  },
+  charts: readonly PerRunChart[],
+): LineChart[] {
+  const { label, subtitle, x, xOf } = axis;
+  const series = unique(runs.map(label));
+  return charts.map((c) => ({
+    file: c.file,
+    title: c.title,
+    subtitle,
+    x,
+    y: { title: c.y },
+    points: runs.map((r) => ({ x: xOf(r), y: c.value(r), series: label(r) })),
+    series,
+    dots: true,
+  }));
 }
 
 /** The contention scenario: writes and completion time by client count. */
 function contentionCharts({ runs, context }: ChartContext): LineChart[] {
-  const label = labeller(runs, true);
-  const series = unique(runs.map(label));
   const subtitle = [...context, "each client makes one read-then-write request"].join(" · ");
-  const by = (value: (r: RunResult) => number | null) =>
-    runs.map((r) => ({ x: r.clients, y: value(r), series: label(r) }));
-  return [
-    {
-      file: "contention-work.svg",
-      title: "Writes to the store",
-      subtitle,
-      x: { title: "clients" },
-      y: { title: "writes" },
-      points: by((r) => r.work),
-      series,
-      dots: true,
-    },
-    {
-      file: "contention-completion.svg",
-      title: "Completion time",
-      subtitle,
-      x: { title: "clients" },
-      y: { title: "mean completion time (ms)" },
-      points: by((r) => r.completionTime),
-      series,
-      dots: true,
-    },
-  ];
+  return perRunCharts(
+    runs,
+    { label: labeller(runs, true), subtitle, x: { title: "clients" }, xOf: (r) => r.clients },
+    [
+      { file: "contention-work.svg", title: "Writes to the store", y: "writes", value: (r) => r.work },
+      {
+        file: "contention-completion.svg",
+        title: "Completion time",
+        y: "mean completion time (ms)",
+        value: (r) => r.completionTime,
+      },
+    ],
+  );
 }
 
 /** The amplification scenario: attempts per request and server work by failure probability. */
 function amplificationCharts({ runs, context }: ChartContext): LineChart[] {
-  const label = labeller(runs, false);
-  const series = unique(runs.map(label));
-  const subtitle = context.join(" · ");
-  const by = (value: (r: RunResult) => number | null) =>
-    runs.map((r) => ({ x: r.failureProbability ?? 0, y: value(r), series: label(r) }));
   const x = { title: "failure probability", domain: [0, 1] as [number, number] };
-  return [
+  const xOf = (r: RunResult) => r.failureProbability ?? 0;
+  return perRunCharts(runs, { label: labeller(runs, false), subtitle: context.join(" · "), x, xOf }, [
     {
       file: "amplification-attempts.svg",
       title: "Amplification",
-      subtitle,
-      x,
-      y: { title: "attempts per request" },
-      points: by((r) => r.amplification),
-      series,
-      dots: true,
+      y: "attempts per request",
+      value: (r) => r.amplification,
     },
     {
       file: "amplification-work.svg",
       title: "Server work",
-      subtitle,
-      x,
-      y: { title: "requests handled by the server" },
-      points: by((r) => r.work),
-      series,
-      dots: true,
+      y: "requests handled by the server",
+      value: (r) => r.work,
     },
-  ];
+  ]);
 }
 
 /** The throttled-store scenario: writes accepted against the capacity, and writes refused, over time. */

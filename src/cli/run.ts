@@ -2,8 +2,9 @@
  * `robustly run -- COMMAND [ARGS...]`: runs a command and retries it by a policy when it fails.
  *
  * The command runs in a process group of its own (as coreutils' `timeout` runs it), so that a timeout
- * or a signal reaches every process it started: SIGTERM to the group, then SIGKILL after a grace period.
- * An attempt starts only once the previous one's processes are gone.
+ * or a signal reaches every process it started: SIGTERM (or the signal) to the group, then SIGKILL after a
+ * grace period, polling until the group is gone. A failed attempt's group is ended the same way, so an
+ * attempt starts only once every process of the previous one is gone.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
@@ -13,6 +14,7 @@ import { DEFAULTS } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
 import { duration, integer, list, parseCommand, UsageError } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
+import { end, type Running, STOP_SIGNALS } from "./process-group.js";
 import { human } from "./schedule.js";
 
 export const RUN_HELP = `robustly run: run a command, and retry it when it fails
@@ -20,16 +22,20 @@ export const RUN_HELP = `robustly run: run a command, and retry it when it fails
 Usage: robustly run [policy flags | --config FILE] [options] -- COMMAND [ARGS...]
 
   --retry-on-exit CODES  exit codes to retry, e.g. 1,75 (default: any non-zero)
-  --grace T              after a timeout or a signal, SIGKILL this long after SIGTERM (default 5s)
+  --grace T              after a timeout, a signal or a failed attempt, SIGKILL what still runs of the
+                         command's processes this long after SIGTERM (default 5s)
   --shell                run COMMAND through /bin/sh -c (default: no shell)
   --quiet                no status lines on stderr
   -h, --help             this help
 
 The command's stdin, stdout and stderr pass through; robustly adds one status line per failed attempt
 on stderr. The exit code is the last attempt's: its own code, 128 + N if signal N ended it, 124 if its
-timeout ended it, 127 if the command could not be started. Ctrl-C (SIGINT) or SIGTERM stops retrying
-and is passed on to the command. The command runs in a process group of its own, so a timeout ends
-every process it started; from a terminal it cannot read the keyboard (as with timeout(1)).
+timeout ended it, 127 if the command could not be started. Ctrl-C (SIGINT), SIGTERM, SIGHUP or SIGQUIT
+stops retrying, is passed on to the command's process group (SIGKILL after the grace period), and
+robustly exits with 128 + the signal's number. The command runs in a process group of its own, so a
+timeout ends every process it started, and the processes a failed attempt leaves behind are ended
+before the next attempt (SIGTERM, then SIGKILL after the grace period); from a terminal it cannot read
+the keyboard (as with timeout(1)).
 
 ${POLICY_HELP}`;
 
@@ -66,36 +72,6 @@ export class SpawnError extends Error {
   override readonly name = "SpawnError";
 }
 
-interface Running {
-  child: ChildProcess;
-  exited: Promise<void>;
-}
-
-/** Sends `signal` to the process group of `child`; false when the group is gone. */
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals | 0): boolean {
-  if (child.pid === undefined) return false;
-  try {
-    // The group outlives its leader when the command left background processes behind.
-    process.kill(-child.pid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Sends `signal` (SIGTERM by default) to the command's process group, then SIGKILL after `grace` ms to
- * whatever is left of the group, even after the command itself has exited.
- */
-function stop(running: Running, grace: number, signal: NodeJS.Signals = "SIGTERM"): void {
-  signalGroup(running.child, signal);
-  const timer = setTimeout(() => signalGroup(running.child, "SIGKILL"), grace);
-  running.exited.then(() => {
-    // Nothing left in the group: no need to wait out the grace period.
-    if (!signalGroup(running.child, 0)) clearTimeout(timer);
-  });
-}
-
 /** Runs `robustly run` with `argv`; resolves with the exit status. */
 export async function runRun(
   argv: readonly string[],
@@ -120,20 +96,18 @@ export async function runRun(
   const [file, ...args] = v.shell === true ? ["/bin/sh", "-c", command.join(" ")] : command;
 
   const controller = new AbortController();
+  // The last attempt, until its every process is gone.
   let current: Running | undefined;
   let previous: Promise<void> = Promise.resolve();
   let received: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     received ??= signal;
-    // The command gets the signal itself (then SIGKILL after the grace period), before the abort below
-    // ends the attempt, whose own abort handling would send SIGTERM instead.
-    if (current !== undefined) stop(current, grace, signal);
+    // The command's group gets the signal itself (then SIGKILL after the grace period), before the abort
+    // below ends the attempt, whose own abort handling would send SIGTERM instead.
+    if (current !== undefined) void end(current, grace, signal);
     controller.abort(new Error(`received ${signal}`));
   };
-  const onInt = () => onSignal("SIGINT");
-  const onTerm = () => onSignal("SIGTERM");
-  process.on("SIGINT", onInt);
-  process.on("SIGTERM", onTerm);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
 
   // For the status lines only: the attempts the top-level policy allows at most (the library decides).
   const most = options.maxRetries ?? DEFAULTS.maxRetries;
@@ -157,7 +131,6 @@ export async function runRun(
     return true;
   };
 
-  let last: unknown;
   try {
     await retry(
       async (ctx) => {
@@ -185,26 +158,30 @@ export async function runRun(
         });
         const running: Running = { child, exited };
         current = running;
-        previous = exited;
+        // The next attempt waits until this one is over: the command exited and, when it failed (a timeout
+        // or a signal included), every process it left behind is gone too, ended with SIGTERM.
+        previous = outcome.then(
+          () => exited,
+          () => end(running, grace),
+        );
+        void previous.then(() => {
+          if (current === running) current = undefined;
+        });
         // A timeout ends the attempt with SIGTERM; a signal robustly received was passed on already.
         const onAbort = () => {
-          if (received === undefined) stop(running, grace);
+          if (received === undefined) void end(running, grace);
         };
         ctx.signal.addEventListener("abort", onAbort, { once: true });
         try {
           await outcome;
         } finally {
           ctx.signal.removeEventListener("abort", onAbort);
-          if (current === running) current = undefined;
         }
       },
       {
         ...options,
         signal: controller.signal,
         retryOn: retryable,
-        onError: (error) => {
-          last = error;
-        },
         // The library decides whether to retry; this only says what it decided.
         onRetry: ({ error, attempt, delay }) => {
           say(`attempt ${attempt}${of} failed (${describe(error)}); retrying in ${human(delay)}`);
@@ -216,12 +193,10 @@ export async function runRun(
       },
     );
     return 0;
-  } catch (error) {
-    const failure = received !== undefined ? last : error;
+  } catch (failure) {
     await previous;
-    if (received !== undefined) {
-      return last instanceof ExitError ? last.status : 128 + (constants.signals[received] ?? 0);
-    }
+    // As a shell reports a job that a signal ended, whatever the command made of the signal.
+    if (received !== undefined) return 128 + (constants.signals[received] ?? 0);
     if (failure instanceof ExitError) return failure.status;
     if (failure instanceof TimeoutError) return 124;
     if (failure instanceof SpawnError) {
@@ -231,8 +206,7 @@ export async function runRun(
     }
     throw failure;
   } finally {
-    process.off("SIGINT", onInt);
-    process.off("SIGTERM", onTerm);
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
 }
 

@@ -115,6 +115,83 @@ interface Pending {
   readonly res: ServerResponse;
 }
 
+/**
+ * The requests in service, oldest first. All are judged against the same delay at a check, so the
+ * answered ones are always a prefix.
+ */
+class Service {
+  readonly #model: { minDelay: number; limit: number; factor: number; k: number };
+  readonly #tick: number;
+  #pending: Pending[] = [];
+  #head = 0;
+  #ticker: NodeJS.Timeout | undefined;
+  #closed = false;
+  concurrency = 0;
+  lastDelay = 0;
+  answered = 0;
+  abandoned = 0;
+
+  constructor(o: Required<ServeOptions>) {
+    this.#model = { minDelay: o.minDelay, limit: o.limit, factor: o.factor, k: o.k };
+    this.#tick = o.tick;
+  }
+
+  /** A request arrives. */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    // Read (and drop) any body, so the request can end.
+    req.resume();
+    if (this.#closed) {
+      res.destroy();
+      return;
+    }
+    this.concurrency += 1;
+    this.#pending.push({ start: performance.now(), res });
+    this.#ticker ??= setInterval(() => this.#check(), this.#tick);
+  }
+
+  /** Answers every request served long enough at the delay the concurrency gives now. */
+  #check(): void {
+    const now = performance.now();
+    const delay = LatencyServer.serviceTime(this.concurrency, this.#model);
+    this.lastDelay = delay;
+    const pending = this.#pending;
+    while (this.#head < pending.length && now - (pending[this.#head] as Pending).start >= delay) {
+      const { res } = pending[this.#head] as Pending;
+      pending[this.#head] = undefined as unknown as Pending;
+      this.#head += 1;
+      this.concurrency -= 1;
+      this.answered += 1;
+      if (res.destroyed || res.socket === null || res.socket.destroyed) {
+        this.abandoned += 1;
+      } else {
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.end("OK");
+      }
+    }
+    if (this.#head > 1024 && this.#head * 2 > pending.length) {
+      this.#pending = pending.slice(this.#head);
+      this.#head = 0;
+    }
+    if (this.#head >= this.#pending.length) {
+      this.#pending = [];
+      this.#head = 0;
+      clearInterval(this.#ticker);
+      this.#ticker = undefined;
+    }
+  }
+
+  /** Takes no more requests and drops those in service. */
+  close(): void {
+    this.#closed = true;
+    clearInterval(this.#ticker);
+    this.#ticker = undefined;
+    for (let i = this.#head; i < this.#pending.length; i += 1) this.#pending[i]?.res.destroy();
+    this.#pending = [];
+    this.#head = 0;
+    this.concurrency = 0;
+  }
+}
+
 /** Starts the slow-under-load server. Resolves once it listens. */
 export function startServer(options: ServeOptions = {}): Promise<RunningServer> {
   let o: Required<ServeOptions>;
@@ -123,60 +200,8 @@ export function startServer(options: ServeOptions = {}): Promise<RunningServer> 
   } catch (error) {
     return Promise.reject(error);
   }
-  const model = { minDelay: o.minDelay, limit: o.limit, factor: o.factor, k: o.k };
-  // Requests in service, oldest first. All are judged against the same delay at a check, so the answered
-  // ones are always a prefix.
-  let pending: Pending[] = [];
-  let head = 0;
-  let concurrency = 0;
-  let lastDelay = 0;
-  let answered = 0;
-  let abandoned = 0;
-  let ticker: NodeJS.Timeout | undefined;
-  let closed = false;
-
-  const check = (): void => {
-    const now = performance.now();
-    const delay = LatencyServer.serviceTime(concurrency, model);
-    lastDelay = delay;
-    while (head < pending.length && now - (pending[head] as Pending).start >= delay) {
-      const { res } = pending[head] as Pending;
-      pending[head] = undefined as unknown as Pending;
-      head += 1;
-      concurrency -= 1;
-      answered += 1;
-      if (res.destroyed || res.socket === null || res.socket.destroyed) {
-        abandoned += 1;
-      } else {
-        res.writeHead(200, { "content-type": "text/plain" });
-        res.end("OK");
-      }
-    }
-    if (head > 1024 && head * 2 > pending.length) {
-      pending = pending.slice(head);
-      head = 0;
-    }
-    if (head >= pending.length) {
-      pending = [];
-      head = 0;
-      clearInterval(ticker);
-      ticker = undefined;
-    }
-  };
-
-  const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    // Read (and drop) any body, so the request can end.
-    req.resume();
-    if (closed) {
-      res.destroy();
-      return;
-    }
-    concurrency += 1;
-    pending.push({ start: performance.now(), res });
-    ticker ??= setInterval(check, o.tick);
-  };
-
-  const server = createServer({ keepAliveTimeout: 5000 }, handle);
+  const service = new Service(o);
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => service.handle(req, res));
   // A client that goes away mid-request is expected; do not let its socket error escape.
   server.on("clientError", (_error, socket) => socket.destroy());
 
@@ -200,18 +225,12 @@ export function startServer(options: ServeOptions = {}): Promise<RunningServer> 
       resolve({
         port,
         url: `http://${host}:${port}/`,
-        concurrency: () => concurrency,
-        lastDelay: () => lastDelay,
-        served: () => ({ answered, abandoned }),
+        concurrency: () => service.concurrency,
+        lastDelay: () => service.lastDelay,
+        served: () => ({ answered: service.answered, abandoned: service.abandoned }),
         close() {
           closing ??= new Promise<void>((done) => {
-            closed = true;
-            clearInterval(ticker);
-            ticker = undefined;
-            for (let i = head; i < pending.length; i += 1) pending[i]?.res.destroy();
-            pending = [];
-            head = 0;
-            concurrency = 0;
+            service.close();
             server.close(() => done());
             server.closeAllConnections();
           });

@@ -196,6 +196,68 @@ function resolve(runner: Scenario, options: SimulateOptions): Resolved {
   return resolved;
 }
 
+/** Every strategy at every client count and failure probability, on each seed. */
+interface Grid {
+  readonly strategies: readonly Strategy[];
+  readonly clients: readonly number[];
+  readonly probabilities: readonly (number | null)[];
+  readonly seeds: readonly number[];
+}
+
+/** Runs every point of `grid`, one result per strategy and point, telling `onProgress` as it goes. */
+function runGrid(
+  runner: Scenario,
+  r: Resolved,
+  grid: Grid,
+  onProgress: SimulateOptions["onProgress"],
+): RunResult[] {
+  const { strategies, clients, probabilities, seeds } = grid;
+  const total = strategies.length * clients.length * probabilities.length * seeds.length;
+  let done = 0;
+  const results: RunResult[] = [];
+  for (const failureProbability of probabilities) {
+    for (const count of clients) {
+      for (const strategy of strategies) {
+        const singles = seeds.map((s) => {
+          const single = runner.run(r, {
+            strategy,
+            clients: count,
+            failureProbability,
+            seed: s,
+            onSlice: (fraction) => onProgress?.(done, total, fraction),
+          });
+          done += 1;
+          onProgress?.(done, total, 0);
+          return single;
+        });
+        results.push(summarize(strategy, count, failureProbability, seeds, singles));
+      }
+    }
+  }
+  return results;
+}
+
+/**
+ * A per-attempt timeout below the outage server's shortest service time times every attempt out: the
+ * clients of a strategy without backoff then pile up requests the server keeps serving, without end, and
+ * the run grows without bound. Such a run means nothing, so it is refused up front.
+ */
+function checkTimeoutAgainstServer(r: Resolved): void {
+  const shortest =
+    r.server === "latency"
+      ? r.latencyServer.minDelay
+      : r.server === "flaky"
+        ? r.flakyServer.latency
+        : r.capacityServer.latency;
+  if (r.timeout >= 0 && r.timeout < shortest) {
+    throw new OptionError(
+      "timeout",
+      r.timeout,
+      `at least the ${r.server} server's shortest service time (${shortest} ms), or negative for none: below it every attempt times out`,
+    );
+  }
+}
+
 /**
  * Runs a scenario and returns one result per strategy and parameter point.
  *
@@ -232,29 +294,10 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
   if (!Number.isInteger(seed)) throw new OptionError("seed", seed, "an integer");
   const runs = read<number | undefined>(SIMULATE_SCHEMA, "runs", options.runs) ?? 1;
   const r = resolve(runner, options);
+  if (scenario === "outage") checkTimeoutAgainstServer(r);
   const seeds = Array.from({ length: runs }, (_, i) => seed + i);
-  const total = strategies.length * clients.length * probabilities.length * runs;
-  let done = 0;
-  const results: RunResult[] = [];
-  for (const failureProbability of probabilities) {
-    for (const count of clients) {
-      for (const strategy of strategies) {
-        const singles = seeds.map((s) => {
-          const single = runner.run(r, {
-            strategy,
-            clients: count,
-            failureProbability,
-            seed: s,
-            onSlice: (fraction) => options.onProgress?.(done, total, fraction),
-          });
-          done += 1;
-          options.onProgress?.(done, total, 0);
-          return single;
-        });
-        results.push(summarize(strategy, count, failureProbability, seeds, singles));
-      }
-    }
-  }
+  const grid = { strategies, clients, probabilities, seeds };
+  const results = runGrid(runner, r, grid, options.onProgress);
   const reported = runner.parameters(r);
   return {
     scenario,

@@ -247,8 +247,8 @@ export const THROTTLED_STRATEGIES: readonly Strategy[] = [
   {
     name: "responsive",
     description:
-      "one ResponsiveBackoff shared by every worker, as the shared pacing controller is (its defaults, initial 10 ms): every failure raises the delay; a worker waits the delay after each write",
-    source: "the shared pacing controller (an adaptive backoff shared by every worker)",
+      "one ResponsiveBackoff shared by every worker, without coalesce (its defaults, initial 10 ms): every failure raises the delay; a worker waits the delay after each write",
+    source: "the shared pacing controller: one adaptive delay for every worker",
     policy: { maxRetries: -1, jitter: jitter.none() },
     shared: (clock, random) => new ResponsiveBackoff({ clock, random, base: 10 }),
   },

@@ -11,7 +11,10 @@
  */
 import { OptionError } from "../core/errors.js";
 import { knownKeys } from "../core/validate.js";
-import type { Store, StoreEntry, StoreWrite } from "./store.js";
+import { EXCERPT, excerpt, type Store, type StoreEntry, type StoreWrite } from "./store.js";
+
+/** The longest value a key may hold, in bytes: a policy's state takes well under 1 KB; anything longer is junk. */
+const MAX_VALUE = 65_536;
 
 /** The part of an ioredis client this store uses. */
 export interface RedisClientLike {
@@ -43,23 +46,47 @@ export interface RedisStoreOptions {
 // Redis's clock in ms, from TIME (seconds, microseconds). A new key's first version is that time in µs
 // (16 digits, written as a string: Lua would print the number in exponent form), so a key that expired and
 // was made again does not reuse the versions a slow process may still hold.
-const NOW =
-  "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) local micros = t[1] .. string.format('%06d', tonumber(t[2]))";
+//
+// What the key holds, as this store wrote it: version, data, and '' — or, when it holds anything else (a
+// key of another type, a version that is not a whole number below 2^53, a version without data, data
+// longer than MAX_VALUE), version '0' (or the version, when only the data is wrong), the start of what was
+// found, and what is wrong. A write at that version replaces it, so junk never makes a run of conflicts.
+const NOW = `local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) local micros = t[1] .. string.format('%06d', tonumber(t[2]))
+local function current()
+  local kind = redis.call('TYPE', KEYS[1])
+  if type(kind) == 'table' then kind = kind.ok end
+  if kind == 'none' then return '0', '', '' end
+  if kind ~= 'hash' then
+    local found = ''
+    if kind == 'string' then found = redis.call('GETRANGE', KEYS[1], 0, ${EXCERPT - 1}) end
+    return '0', found, 'a Redis ' .. kind .. ' where a hash belongs'
+  end
+  local fields = redis.call('HMGET', KEYS[1], 'v', 'd')
+  local v, d = fields[1], fields[2]
+  if not v then return '0', string.sub(d or '', 1, ${EXCERPT}), 'no version' end
+  if not string.match(v, '^[1-9]%d*$') or #v > 16 or tonumber(v) > 9007199254740991 then
+    return '0', string.sub(d or '', 1, ${EXCERPT}), 'the version ' .. string.sub(v, 1, 40) .. ' is not one'
+  end
+  if not d then return v, '', 'a version without a value' end
+  if #d > ${MAX_VALUE} then return v, string.sub(d, 1, ${EXCERPT}), 'a value of ' .. #d .. ' bytes' end
+  return v, d, ''
+end`;
 
 const READ = `${NOW}
-local found = redis.call('HMGET', KEYS[1], 'v', 'd')
-return { found[1] or '0', found[2] or '', tostring(now) }`;
+local version, data, wrong = current()
+return { version, data, tostring(now), wrong }`;
 
 const WRITE = `${NOW}
-local found = redis.call('HMGET', KEYS[1], 'v', 'd')
-local version = found[1] or '0'
-if version ~= ARGV[1] then return { 0, version, found[2] or '', tostring(now) } end
+local version, data, wrong = current()
+if version ~= ARGV[1] then return { 0, version, data, tostring(now), wrong } end
 local next
-if found[1] then redis.call('HINCRBY', KEYS[1], 'v', 1) next = redis.call('HGET', KEYS[1], 'v')
-else next = micros redis.call('HSET', KEYS[1], 'v', micros) end
+if version == '0' then
+  if wrong ~= '' then redis.call('DEL', KEYS[1]) end
+  next = micros redis.call('HSET', KEYS[1], 'v', micros)
+else redis.call('HINCRBY', KEYS[1], 'v', 1) next = redis.call('HGET', KEYS[1], 'v') end
 redis.call('HSET', KEYS[1], 'd', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return { 1, next, '', tostring(now) }`;
+return { 1, next, '', tostring(now), '' }`;
 
 /** A Lua script, called by its SHA-1 (computed on first use: Web Crypto's digest is asynchronous). */
 class Script {
@@ -120,20 +147,20 @@ class RedisStore implements Store {
   }
 
   async read(key: string): Promise<StoreEntry> {
-    const [version, data, time] = await this.#run(scripts.read, key, []);
-    return entry(version, data, time);
+    const [version, data, time, wrong] = await this.#run(scripts.read, key, []);
+    return entry(version, data, time, wrong);
   }
 
   async write(key: string, version: number, value: unknown, expire: number): Promise<StoreWrite> {
     const json = JSON.stringify(value);
-    const [written, next, data, time] = await this.#run(scripts.write, key, [
+    const [written, next, data, time, wrong] = await this.#run(scripts.write, key, [
       String(version),
       json,
       String(Math.max(1, Math.ceil(expire))),
     ]);
     if (Number(written) === 1)
       return { written: true, entry: { value: JSON.parse(json), version: Number(next), time: Number(time) } };
-    return { written: false, entry: entry(next, data, time) };
+    return { written: false, entry: entry(next, data, time, wrong) };
   }
 
   async close(): Promise<void> {
@@ -151,13 +178,18 @@ class RedisStore implements Store {
   }
 }
 
-function entry(version: unknown, data: unknown, time: unknown): StoreEntry {
+/** An entry from a script's answer: what was found is corrupt when the script says so, or is not JSON. */
+function entry(version: unknown, data: unknown, time: unknown, wrong: unknown): StoreEntry {
   const text = data === null || data === undefined ? "" : String(data);
-  return {
-    value: text === "" ? undefined : JSON.parse(text),
-    version: Number(version),
-    time: Number(time),
-  };
+  const reason = wrong === null || wrong === undefined ? "" : String(wrong);
+  const at = { version: Number(version), time: Number(time) };
+  if (reason !== "") return { ...at, value: undefined, corrupt: { found: excerpt(text), reason } };
+  if (text === "") return { ...at, value: undefined };
+  try {
+    return { ...at, value: JSON.parse(text) };
+  } catch {
+    return { ...at, value: undefined, corrupt: { found: excerpt(text), reason: "a value that is not JSON" } };
+  }
 }
 
 /**

@@ -9,15 +9,21 @@
  *
  * When the store fails or an operation does not answer within `storeTimeout`, the policy goes on alone on
  * its replica (or, with `whenStoreDown: "closed"`, refuses), says so with a `store-down` event, tries the
- * store again with a pause that doubles up to max(1 s, syncEvery), and says `store-up` when it shares again. What the process saw while alone is not
- * replayed into the shared state: the fleet's state wins.
+ * store again with a pause that doubles up to max(1 s, syncEvery), and says `store-up` when it shares
+ * again. What the process saw while alone is not replayed into the shared state: the fleet's state wins.
+ *
+ * What is read is checked by the policy before it is taken. A key that holds something else (another
+ * program's value, garbage, a Redis key of another type) is reported with a `store-corrupt` event and
+ * overwritten with a fresh state by the same compare-and-set; while it keeps being found, the exchanges
+ * slow down as while the store is down, so that no two programs fight over a key at full speed.
  */
 
 import { type CancelTimer, type Clock, setBackgroundTimer } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
+import { messageOf } from "../core/events.js";
 import { read } from "../core/schema.js";
 import { SHARING_SCHEMA } from "./schema.js";
-import { isStore, type Store, type StoreEntry, StoreTimeoutError } from "./store.js";
+import { excerpt, excerptOf, isStore, type Store, type StoreEntry, StoreTimeoutError } from "./store.js";
 
 /** The options that put a policy's state in a shared store. */
 export interface SharingOptions {
@@ -84,9 +90,14 @@ export interface ReplicaHooks<B> {
   /** The exchange failed after a write was sent, which may yet land: the batch is dropped, not given back. */
   dropped?(batch: B): void;
   /**
-   * The new shared state: `shared` (as read; undefined for a new key, and possibly of any shape) with
-   * `batch` merged in, at store time `now`. `recovering`: the store was down until now, and the batch holds
-   * what the process saw alone, which is not replayed.
+   * Checks `shared`, a value read from the store: throws when it is not a state of this policy (another
+   * program's value, or garbage), which is then reported and replaced with a fresh state.
+   */
+  check(shared: unknown): void;
+  /**
+   * The new shared state: `shared` (as read and checked; undefined for a new key or one that held
+   * something else) with `batch` merged in, at store time `now`. `recovering`: the store was down until
+   * now, and the batch holds what the process saw alone, which is not replayed.
    */
   merge(shared: unknown, batch: B, now: number, recovering: boolean): unknown;
   /** The local replica becomes `shared` (as just written). */
@@ -95,10 +106,19 @@ export interface ReplicaHooks<B> {
   down(error: unknown): void;
   /** The store answers again, after `downFor` ms. */
   up(downFor: number): void;
+  /** The key held something that is not this policy's state (`found`, cut short): it is overwritten. */
+  corrupt(found: string, reason: string): void;
 }
 
 /** The longest expiry, ms (about 31 years): longer ones would not survive the trip to Redis as integers. */
 const _MAX_EXPIRE = 1e12;
+
+/**
+ * How far ahead of this process's reckoning of the store's time another process's may be, ms (each
+ * reckons it from the store's answers, to within half a round trip). A time read from the store later than
+ * now plus this was written by no process of the fleet: it is taken as now plus this.
+ */
+export const MAX_SKEW = 1000;
 
 /** After this many compare-and-set conflicts in a row, an exchange gives up and tries again later. */
 const MAX_CONFLICTS = 8;
@@ -116,6 +136,8 @@ export class Replica<B> {
   #state: "starting" | "up" | "down" = "starting";
   #downSince = 0;
   #failures = 0;
+  /** Exchanges in a row that found something else under the key: the exchanges slow down meanwhile. */
+  #corruptions = 0;
   #last: StoreEntry | undefined;
   #inFlight: Promise<void> | undefined;
   #again = false;
@@ -173,9 +195,14 @@ export class Replica<B> {
       this.#again = true;
       return;
     }
-    // At most ten exchanges per syncEvery, however often it is asked.
+    // At most ten exchanges per syncEvery, however often it is asked (and no more often than the pause
+    // while the key keeps being found corrupt).
     const now = this.#clock.now();
-    const at = Math.max(now, this.#lastStart + this.#sharing.syncEvery / 10);
+    const at = Math.max(
+      now,
+      this.#lastStart +
+        (this.#corruptions > 0 ? this.#pause(this.#corruptions) : this.#sharing.syncEvery / 10),
+    );
     if (this.#cancel !== undefined && this.#dueAt <= at) return;
     this.#schedule(at - now);
   }
@@ -198,13 +225,18 @@ export class Replica<B> {
     } else {
       this.#schedule(
         this.#state === "down"
-          ? Math.min(
-              this.#sharing.syncEvery * 2 ** Math.min(this.#failures, 20),
-              Math.max(MAX_RECONNECT, this.#sharing.syncEvery),
-            )
-          : this.#sharing.syncEvery,
+          ? this.#pause(this.#failures + 1)
+          : this.#corruptions > 0
+            ? this.#pause(this.#corruptions)
+            : this.#sharing.syncEvery,
       );
     }
+  }
+
+  /** The pause after `n` failed (or corrupt) exchanges in a row: syncEvery, doubling up to max(1 s, syncEvery). */
+  #pause(n: number): number {
+    const { syncEvery } = this.#sharing;
+    return Math.min(syncEvery * 2 ** Math.min(n - 1, 20), Math.max(MAX_RECONNECT, syncEvery));
   }
 
   /** Stops the exchanges after a last one that hands over what this process saw. The policy then decides alone. */
@@ -241,17 +273,24 @@ export class Replica<B> {
     const batch = this.#hooks.detach(final);
     const { store, expire } = this.#sharing;
     let writing = false;
+    let corrupt = false;
     try {
       let entry = this.#last;
       if (entry === undefined) entry = await this.#timed(() => store.read(this.#fullKey));
       for (let conflicts = 0; conflicts < MAX_CONFLICTS; conflicts++) {
-        const value = this.#hooks.merge(entry.value, batch, this.now(), recovering);
+        const found = this.#corruption(entry);
+        // Reported once an exchange, and replaced with a fresh state by this very write.
+        if (found !== undefined && !corrupt) this.#hooks.corrupt(found.found, found.reason);
+        corrupt ||= found !== undefined;
+        const shared = found === undefined ? entry.value : undefined;
+        const value = this.#hooks.merge(shared, batch, this.now(), recovering);
         writing = true;
         const result = await this.#timed(() =>
           store.write(this.#fullKey, entry?.version ?? 0, value, expire),
         );
         if (result.written) {
           this.#last = result.entry;
+          this.#corruptions = corrupt ? this.#corruptions + 1 : 0;
           this.#hooks.adopt(result.entry.value);
           this.#markUp();
           return;
@@ -261,6 +300,7 @@ export class Replica<B> {
       }
       // The others kept writing first: try again at the next exchange (still recovering, if it was).
       this.#last = undefined;
+      if (corrupt) this.#corruptions += 1;
       this.#hooks.reattach(batch);
       if (!recovering) this.#markUp();
     } catch (error) {
@@ -269,6 +309,20 @@ export class Replica<B> {
       if (writing) this.#hooks.dropped?.(batch);
       else this.#hooks.reattach(batch);
       this.#markDown(error);
+    }
+  }
+
+  /** What `entry` holds if it is not this policy's state (nor nothing): what was found, and why it is not. */
+  #corruption(entry: StoreEntry): { found: string; reason: string } | undefined {
+    if (entry.corrupt !== undefined) {
+      return { found: excerpt(String(entry.corrupt.found)), reason: excerpt(String(entry.corrupt.reason)) };
+    }
+    if (entry.value === undefined) return undefined;
+    try {
+      this.#hooks.check(entry.value);
+      return undefined;
+    } catch (error) {
+      return { found: excerptOf(entry.value), reason: excerpt(messageOf(error)) };
     }
   }
 
@@ -299,6 +353,11 @@ export class Replica<B> {
           ) as StoreEntry | undefined;
           if (typeof entry !== "object" || entry === null || typeof entry.version !== "number") {
             reject(new TypeError(`the ${store.name} store answered ${String(answer)}, not an entry`));
+            return;
+          }
+          // A version no write could be made at would make every exchange a run of conflicts.
+          if (!Number.isSafeInteger(entry.version) || entry.version < 0) {
+            reject(new TypeError(`the ${store.name} store answered version ${entry.version}, not a version`));
             return;
           }
           if (Number.isFinite(entry.time)) {

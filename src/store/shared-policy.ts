@@ -1,8 +1,8 @@
 /**
  * What every policy whose state a fleet may share through a store has in common (the circuit breaker,
- * the retry budget, the responsive backoff): `shared`, `ready()` and `close()`, the `store-down` and
- * `store-up` events, the clock on the store's time, and, for the policies that hand over a log of
- * outcomes, the log and the quiet replay of their own outcomes on the fleet's state.
+ * the retry budget, the responsive backoff): `shared`, `ready()` and `close()`, the `store-down`,
+ * `store-up` and `store-corrupt` events, the clock on the store's time, and, for the policies that hand
+ * over a log of outcomes, the log and the quiet replay of their own outcomes on the fleet's state.
  */
 import type { Clock } from "../core/clock.js";
 import type { Random } from "../core/random.js";
@@ -19,6 +19,13 @@ export interface StoreEvents extends Record<string, unknown> {
   "store-down": { readonly error: unknown };
   /** The shared store answers again: the state is the fleet's again. */
   "store-up": { readonly downFor: number };
+  /**
+   * The shared key held something that is not this policy's state (another program's value, garbage, a
+   * Redis key of another type): it is not taken, and is overwritten with a fresh state. `found` is what
+   * was there and `reason` what is wrong with it, each cut to 200 characters. One event per exchange that
+   * finds it; while it keeps being found, the exchanges slow down (as while the store is down).
+   */
+  "store-corrupt": { readonly found: string; readonly reason: string };
 }
 
 /** Where a shared policy reports its store. */
@@ -26,8 +33,11 @@ export interface StoreEventSink {
   emit<K extends keyof StoreEvents>(event: K, payload: StoreEvents[K]): void;
 }
 
-/** The hooks a policy gives its replica; the replica's `down` and `up` become `store-down` and `store-up`. */
-export type SharingHooks<B> = Omit<ReplicaHooks<B>, "down" | "up">;
+/**
+ * The hooks a policy gives its replica; the replica's `down`, `up` and `corrupt` become `store-down`,
+ * `store-up` and `store-corrupt`.
+ */
+export type SharingHooks<B> = Omit<ReplicaHooks<B>, "down" | "up" | "corrupt">;
 
 /**
  * A policy whose state may be shared through a store (`SharingOptions`). Without a store it is the
@@ -58,8 +68,9 @@ export abstract class SharedPolicy {
 
   /**
    * Shares the state through `sharing`'s store under `kind:key` (nothing when `sharing` is undefined):
-   * `hooks()` gives what the replica needs, and `events` hears `store-down` and `store-up`. Returns the
-   * clock to decide on: the store's time, which the whole fleet shares (`clock` itself without a store).
+   * `hooks()` gives what the replica needs, and `events` hears `store-down`, `store-up` and
+   * `store-corrupt`. Returns the clock to decide on: the store's time, which the whole fleet shares
+   * (`clock` itself without a store).
    */
   protected share<B>(
     kind: string,
@@ -73,6 +84,7 @@ export abstract class SharedPolicy {
       ...hooks(),
       down: (error) => events.emit("store-down", { error }),
       up: (downFor) => events.emit("store-up", { downFor }),
+      corrupt: (found, reason) => events.emit("store-corrupt", { found, reason }),
     }) as Replica<unknown>;
     return this.storeClock(clock);
   }
@@ -128,10 +140,12 @@ export class SharedRuns {
   }
 
   /**
-   * The replica's hooks: the log is what each exchange hands over, `merge` replays a batch on the shared
-   * state, and `adopt` takes the result. From this call on, outcomes are kept.
+   * The replica's hooks: the log is what each exchange hands over, `check` throws on a value read that is
+   * not the policy's state, `merge` replays a batch on the shared state, and `adopt` takes the result. From
+   * this call on, outcomes are kept.
    */
   hooks<S>(
+    check: (shared: unknown) => void,
     merge: (shared: unknown, batch: RunBatch, now: number, recovering: boolean) => S,
     adopt: (shared: S) => void,
   ): SharingHooks<RunBatch> {
@@ -139,6 +153,7 @@ export class SharedRuns {
     return {
       detach: () => this.#log.take(),
       reattach: (batch) => this.#log.putBack(batch),
+      check,
       merge,
       adopt: (shared) => adopt(shared as S),
     };

@@ -13,6 +13,13 @@ export interface StoreEntry {
   readonly version: number;
   /** The store's own time, ms since the epoch, when it answered: every process of a fleet reads the same clock. */
   readonly time: number;
+  /**
+   * Set when the key holds something this store did not write there (a Redis key of another type, a
+   * version that is not one, a value that is not JSON or is too long): what was found, and what is wrong
+   * with it, each cut to `EXCERPT` characters. `value` is then undefined, and a write at `version`
+   * replaces what was found.
+   */
+  readonly corrupt?: { readonly found: string; readonly reason: string };
 }
 
 /** What a compare-and-set returns. */
@@ -58,4 +65,27 @@ export function isStore(value: unknown): value is Store {
     typeof (value as Store).read === "function" &&
     typeof (value as Store).write === "function"
   );
+}
+
+/** The longest text of what was found under a key that a `store-corrupt` event carries, in characters. */
+export const EXCERPT = 200;
+
+/** `text` cut to at most `EXCERPT` characters, the last an ellipsis when it is cut. */
+export function excerpt(text: string): string {
+  return text.length <= EXCERPT ? text : `${text.slice(0, EXCERPT - 1)}…`;
+}
+
+/** A value read from a store, written out as JSON and cut to `EXCERPT` characters (a long string or list is cut first). */
+export function excerptOf(value: unknown): string {
+  const shown =
+    (typeof value === "string" || Array.isArray(value)) && value.length > EXCERPT
+      ? value.slice(0, EXCERPT)
+      : value;
+  let text: string;
+  try {
+    text = JSON.stringify(shown) ?? String(shown);
+  } catch {
+    text = String(shown);
+  }
+  return excerpt(text);
 }

@@ -23,22 +23,33 @@ export class MessageDroppedError<M = unknown> extends Error {
 }
 
 /**
- * The message was delivered `maxDeliveries` times and its worker crashed (or was stopped) every time before
- * acknowledging it: a poison message, set aside so that the others go on. `cause` is the last crash's.
+ * A poison message, set aside so that the others go on: it was delivered `maxDeliveries` times, or it
+ * crashed its worker `poisonAfter` times, and its worker crashed (or was stopped) every time before
+ * acknowledging it. `cause` is the last crash's.
  */
 export class MessageDeadLetteredError<M = unknown> extends Error {
   override readonly name = "MessageDeadLetteredError";
   readonly id: number;
   readonly payload: M;
   readonly deliveries: number;
-  constructor(id: number, payload: M, deliveries: number, cause: unknown) {
+  /** When `poisonAfter` set it aside: the crashes of its worker while it handled it; otherwise undefined. */
+  readonly crashes: number | undefined;
+  /**
+   * `crashes`, when given, says that `poisonAfter` set it aside (the message tells of its crashes);
+   * left out, `maxDeliveries` did.
+   */
+  constructor(id: number, payload: M, deliveries: number, cause: unknown, crashes?: number) {
+    const times = (n: number) => `${n} time${n === 1 ? "" : "s"}`;
     super(
-      `Message ${id} was dead-lettered: delivered ${deliveries} time${deliveries === 1 ? "" : "s"} (maxDeliveries) and never acknowledged`,
+      crashes === undefined
+        ? `Message ${id} was dead-lettered: delivered ${times(deliveries)} (maxDeliveries) and never acknowledged`
+        : `Message ${id} was dead-lettered as a poison message: it crashed its worker ${times(crashes)} (poisonAfter)`,
       { cause },
     );
     this.id = id;
     this.payload = payload;
     this.deliveries = deliveries;
+    this.crashes = crashes;
   }
 }
 

@@ -22,6 +22,10 @@ export class Entry<M, R> implements Letter {
   deliveries = 0;
   /** It was in flight when its worker crashed, and has not been answered since. */
   suspect = false;
+  /** Crashes of its worker while it was in flight (not a sibling's crash under all-for-one). */
+  crashes = 0;
+  /** Set aside as a poison message (`maxDeliveries` or `poisonAfter`): the crashes it caused are forgiven. */
+  poison = false;
   lastCause: unknown = undefined;
   timer: CancelTimer | undefined = undefined;
   constructor(
@@ -45,17 +49,26 @@ export class Entry<M, R> implements Letter {
   }
 
   /**
-   * The poison-message policy: once delivered `maxDeliveries` times, it is not delivered again; the error
-   * to dead-letter it with (its last crash's cause, or `cause`), or undefined while it may go again.
+   * The poison-message policy: once delivered `maxDeliveries` times, or once it crashed its worker
+   * `poisonAfter` times, it is not delivered again. The reason and the error to dead-letter it with (its
+   * last crash's cause, or `cause`), or undefined while it may go again.
    */
-  poisoned(maxDeliveries: number, cause: unknown): MessageDeadLetteredError | undefined {
-    if (this.state === DONE || this.deliveries < maxDeliveries) return undefined;
-    return new MessageDeadLetteredError(
-      this.id,
-      this.message,
-      this.deliveries,
-      this.lastCause === undefined ? cause : this.lastCause,
-    );
+  poisoned(
+    maxDeliveries: number,
+    poisonAfter: number,
+    cause: unknown,
+  ): { reason: "max-deliveries" | "poison"; error: MessageDeadLetteredError } | undefined {
+    if (this.state === DONE) return undefined;
+    const last = this.lastCause === undefined ? cause : this.lastCause;
+    if (this.deliveries >= maxDeliveries) {
+      const error = new MessageDeadLetteredError(this.id, this.message, this.deliveries, last);
+      return { reason: "max-deliveries", error };
+    }
+    if (this.crashes >= poisonAfter) {
+      const error = new MessageDeadLetteredError(this.id, this.message, this.deliveries, last, this.crashes);
+      return { reason: "poison", error };
+    }
+    return undefined;
   }
 
   /** Cancels its acknowledgement timeout, if one is running. */
@@ -141,6 +154,7 @@ export class Child<M, R> {
       // Only the crashed worker's messages are suspects; a sibling's (all-for-one) were merely interrupted.
       if (crashed) {
         entry.lastCause = cause;
+        entry.crashes += 1;
         if (!entry.suspect) {
           entry.suspect = true;
           this.suspects += 1;
@@ -151,17 +165,36 @@ export class Child<M, R> {
   }
 }
 
+/** A restart within the window of `maxRestarts`: when, and the messages in flight at the crash it follows. */
+export interface Restart<M, R> {
+  readonly at: number;
+  readonly culprits: readonly Entry<M, R>[];
+}
+
 /** What restarts together, with one backoff and one restart count: a worker (one-for-one) or the group (all-for-one). */
 export class Unit<M, R> {
   /** Restarts since the last acknowledgement: x in the backoff's delay(x). */
   retries = 0;
-  /** When the restarts within the window happened (kept only when maxRestarts is finite). */
-  restartTimes: number[] = [];
+  /** The restarts within the window (kept only when maxRestarts is finite). */
+  restarts: Restart<M, R>[] = [];
+  /** A message was set aside as poison since the last acknowledgement: its crashes await forgiveness. */
+  forgiving = false;
   timer: CancelTimer | undefined = undefined;
   gaveUp: SupervisorGaveUpError | undefined = undefined;
   readonly indices: readonly number[];
   constructor(readonly children: readonly Child<M, R>[]) {
     this.indices = Object.freeze(children.map((c) => c.index));
+  }
+
+  /**
+   * On an acknowledgement: the restarts that followed a crash of a message since set aside as poison no
+   * longer count against `maxRestarts`. The worker has shown that it handles the other messages; those
+   * crashes were the message's fault, not the worker's.
+   */
+  forgive(): void {
+    if (!this.forgiving) return;
+    this.forgiving = false;
+    this.restarts = this.restarts.filter((r) => !r.culprits.some((entry) => entry.poison));
   }
 
   /** Cancels its restart timer, if one is running. */

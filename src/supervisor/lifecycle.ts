@@ -3,7 +3,7 @@
  * whose callbacks reach the supervisor only while that incarnation lives; the timeouts on its start and
  * on each message's acknowledgement; and its exit, which `stop()` waits for.
  */
-import type { Clock } from "../core/clock.js";
+import type { CancelTimer, Clock } from "../core/clock.js";
 import { TimeoutError } from "../core/errors.js";
 import { type Child, DEAD_HANDLE, type Entry, type Incarnation, noop } from "./group.js";
 import { IN_FLIGHT } from "./mailbox.js";
@@ -59,44 +59,58 @@ export function startIncarnation<M, R>(
   return incarnation;
 }
 
-/** Crashes `child` with a `TimeoutError` unless this incarnation is ready within `startTimeout` ms. */
-export function watchStart<M, R>(
-  child: Child<M, R>,
-  incarnation: Incarnation<M>,
-  clock: Clock,
-  startTimeout: number,
-  crash: (cause: unknown) => void,
-): void {
-  if (startTimeout === Number.POSITIVE_INFINITY || !incarnation.live || child.state !== "starting") return;
-  child.startTimer = clock.setTimer(startTimeout, () => {
-    child.startTimer = undefined;
-    if (!incarnation.live || child.state !== "starting") return;
-    crash(
-      new TimeoutError(
-        startTimeout,
-        `Worker ${child.index} was not ready within ${startTimeout} ms of its start`,
-      ),
-    );
+/** A timeout on a worker: on which clock, how long (Infinity: none), and how it crashes the worker. */
+export interface Timing {
+  readonly clock: Clock;
+  readonly ms: number;
+  readonly crash: (cause: unknown) => void;
+}
+
+/**
+ * Crashes the worker with a `TimeoutError` saying `message()` if it is still `waiting()` after
+ * `timing.ms`; `fired` runs first. The timer's cancel, or undefined without a timeout.
+ */
+function watchFor(
+  timing: Timing,
+  waiting: () => boolean,
+  message: () => string,
+  fired: () => void,
+): CancelTimer | undefined {
+  const { clock, ms, crash } = timing;
+  if (ms === Number.POSITIVE_INFINITY) return undefined;
+  return clock.setTimer(ms, () => {
+    fired();
+    if (waiting()) crash(new TimeoutError(ms, message()));
   });
+}
+
+/** Crashes `child` with a `TimeoutError` unless this incarnation is ready within `timing.ms`. */
+export function watchStart<M, R>(child: Child<M, R>, incarnation: Incarnation<M>, timing: Timing): void {
+  const waiting = () => incarnation.live && child.state === "starting";
+  if (!waiting()) return;
+  child.startTimer = watchFor(
+    timing,
+    waiting,
+    () => `Worker ${child.index} was not ready within ${timing.ms} ms of its start`,
+    () => {
+      child.startTimer = undefined;
+    },
+  );
 }
 
 /**
  * Crashes the worker with a `TimeoutError` unless `entry`, just delivered to `incarnation`, is answered
- * within `ackTimeout` ms: a worker that does not answer is as broken as one that died.
+ * within `timing.ms`: a worker that does not answer is as broken as one that died.
  */
-export function watchAck<M, R>(
-  entry: Entry<M, R>,
-  incarnation: Incarnation<M>,
-  clock: Clock,
-  ackTimeout: number,
-  crash: (cause: unknown) => void,
-): void {
-  if (ackTimeout === Number.POSITIVE_INFINITY) return;
-  entry.timer = clock.setTimer(ackTimeout, () => {
-    entry.timer = undefined;
-    if (entry.state !== IN_FLIGHT || !incarnation.live) return;
-    crash(new TimeoutError(ackTimeout, `Message ${entry.id} was not acknowledged within ${ackTimeout} ms`));
-  });
+export function watchAck<M, R>(entry: Entry<M, R>, incarnation: Incarnation<M>, timing: Timing): void {
+  entry.timer = watchFor(
+    timing,
+    () => entry.state === IN_FLIGHT && incarnation.live,
+    () => `Message ${entry.id} was not acknowledged within ${timing.ms} ms`,
+    () => {
+      entry.timer = undefined;
+    },
+  );
 }
 
 /** The incarnations being stopped, so that the supervisor's own `stop()` waits until every one has exited. */

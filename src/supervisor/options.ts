@@ -23,6 +23,7 @@ export const SUPERVISOR_DEFAULTS = Object.freeze({
   ceiling: 10,
   maxPending: 1000,
   maxDeliveries: 5,
+  poisonAfter: 3,
   maxRestarts: 10,
   restartWindow: 60_000,
   ackTimeout: -1,
@@ -41,6 +42,7 @@ export interface ResolvedSupervisorOptions<M, R> {
   readonly backoff: Backoff;
   readonly maxPending: number;
   readonly maxDeliveries: number;
+  readonly poisonAfter: number;
   readonly maxRestarts: number;
   readonly restartWindow: number;
   readonly ackTimeout: number;
@@ -136,6 +138,8 @@ export function resolveSupervisorOptions<M, R>(
       "an integer >= 1 (negative or Infinity = no limit)",
     );
   }
+  const poisonAfter =
+    read<number>(SUPERVISOR_SCHEMA, "poisonAfter", o.poisonAfter) ?? SUPERVISOR_DEFAULTS.poisonAfter;
   const maxRestarts = read<number>(
     SUPERVISOR_SCHEMA,
     "maxRestarts",
@@ -165,6 +169,7 @@ export function resolveSupervisorOptions<M, R>(
     backoff,
     maxPending,
     maxDeliveries,
+    poisonAfter,
     maxRestarts,
     restartWindow,
     ackTimeout,
@@ -174,11 +179,22 @@ export function resolveSupervisorOptions<M, R>(
   };
 }
 
+/** `stop()`'s drain timeout: its default, and the most a finite one may be (24 h). */
+export const STOP_TIMEOUT = Object.freeze({ default: 10_000, max: 86_400_000 });
+
 /** Checks `stop()`'s options; returns drain and the drain timeout (Infinity for none). */
 export function resolveStopOptions(options: StopOptions | undefined): { drain: boolean; timeout: number } {
   knownKeys("stop", options, ["drain", "timeout"]);
   const drain = options?.drain ?? true;
   if (typeof drain !== "boolean") throw new OptionError("stop: drain", drain, "true or false");
-  const timeout = limit("stop: timeout", options?.timeout ?? -1, false);
+  const given = options?.timeout ?? STOP_TIMEOUT.default;
+  const timeout = limit("stop: timeout", given, false);
+  if (timeout !== Number.POSITIVE_INFINITY && timeout > STOP_TIMEOUT.max) {
+    throw new OptionError(
+      "stop: timeout",
+      given,
+      `a number of ms in [0, ${STOP_TIMEOUT.max}] (24 h), or negative or Infinity to wait as long as it takes`,
+    );
+  }
   return { drain, timeout };
 }

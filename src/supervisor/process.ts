@@ -3,14 +3,15 @@
  * process that exits, throws at top level, runs out of memory or is killed (SIGKILL included) is a crash
  * like any other. Every process it starts is reaped before its `stop()` resolves.
  */
-import { fork } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { OptionError } from "../core/errors.js";
 import { knownKeys } from "../core/validate.js";
+import { hearWorker } from "./channel.js";
 import { WorkerExitError } from "./errors.js";
-import { fromWireError, isProtocolMessage, TAG, VERSION, type WireError } from "./protocol.js";
+import { TAG, VERSION } from "./protocol.js";
 import { graceOption, scriptOption } from "./thread.js";
-import type { WorkerFactory } from "./types.js";
+import type { Envelope, WorkerFactory, WorkerHandle, WorkerStartContext } from "./types.js";
 
 /** What `processWorker` accepts besides the script. */
 export interface ProcessWorkerOptions {
@@ -52,98 +53,133 @@ export function processWorker<M = unknown, R = unknown>(
     throw new OptionError("processWorker: stdio", stdio, '"inherit" or "ignore"');
   }
   const grace = graceOption("processWorker", options?.stopTimeout ?? 1000);
+  const spawn: Spawn = { path, args: options?.args ?? [], stdio, grace, options };
   const factory: WorkerFactory<M, R> = {
     kind: "process",
-    start(context) {
-      const child = fork(path, options?.args ?? [], {
-        ...(options?.execArgv === undefined ? {} : { execArgv: options.execArgv }),
-        ...(options?.env === undefined ? {} : { env: options.env }),
-        ...(options?.cwd === undefined ? {} : { cwd: options.cwd }),
-        serialization: "advanced",
-        stdio: ["ignore", stdio, stdio, "ipc"],
-      });
-      let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-      let disconnected = false;
-      let gone = false;
-      let stopping = false;
-      let cause: unknown;
-      let resolveGone: () => void = ignore;
-      const whenGone = new Promise<void>((resolve) => {
-        resolveGone = resolve;
-      });
-      const onMessage = (value: unknown) => {
-        if (!isProtocolMessage(value) || stopping) return;
-        const m = value as { type: string; id?: number; reply?: unknown; error?: WireError };
-        if (m.type === "ack") context.acknowledge(m.id as number, m.reply as R);
-        else if (m.type === "ready") context.ready();
-        else if (m.type === "reject") context.reject(m.id as number, fromWireError(m.error as WireError));
-        // The process tells why before it exits; the exit itself reports the crash.
-        else if (m.type === "crash") cause = fromWireError(m.error as WireError);
-      };
-      // Gone once it exited (and was reaped) and its channel closed, whichever comes last: the messages it
-      // sent before exiting (its crash notice, late acknowledgements) are read before the channel closes.
-      // Not 'close': it never comes after the parent disconnected the channel itself.
-      const finish = () => {
-        if (gone || exit === undefined || !disconnected) return;
-        gone = true;
-        child.off("message", onMessage);
-        child.off("exit", onExit);
-        child.off("disconnect", onDisconnect);
-        child.off("error", onError);
-        if (!stopping) context.crashed(new WorkerExitError("process", exit.code, exit.signal, cause));
-        resolveGone();
-      };
-      const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
-        exit = { code, signal };
-        finish();
-      };
-      const onDisconnect = () => {
-        disconnected = true;
-        if (exit === undefined && !stopping) {
-          // It closed its channel but lives on: unreachable, so as good as crashed. Make sure it is dead.
-          cause ??= new Error("The process closed its IPC channel");
-          child.kill("SIGKILL");
-        }
-        finish();
-      };
-      const onError = (error: Error) => {
-        // It could not be started at all: no exit will come.
-        if (child.pid === undefined && !gone) {
-          gone = true;
-          if (!stopping) context.crashed(error);
-          resolveGone();
-        }
-      };
-      child.on("message", onMessage);
-      child.on("exit", onExit);
-      child.on("disconnect", onDisconnect);
-      child.on("error", onError);
-      return {
-        pid: child.pid,
-        deliver({ id, message, deliveries }) {
-          // The callback takes a failed send (the process just died): its exit reports the crash.
-          child.send(
-            { [TAG]: VERSION, type: "deliver", id, deliveries, message },
-            undefined,
-            undefined,
-            ignore,
-          );
-        },
-        stop(graceful) {
-          if (gone || stopping) return whenGone;
-          stopping = true;
-          if (exit !== undefined) return whenGone;
-          if (graceful && grace > 0 && child.connected) {
-            // serveWorker exits when its channel closes, after its onStop.
-            child.disconnect();
-            const cancel = context.clock.setTimer(grace, () => child.kill("SIGKILL"));
-            return whenGone.then(cancel);
-          }
-          child.kill("SIGKILL");
-          return whenGone;
-        },
-      };
-    },
+    start: (context) => new ProcessIncarnation<M, R>(spawn, context),
   };
   return Object.freeze(factory);
+}
+
+/** How `processWorker` forks each incarnation. */
+interface Spawn {
+  readonly path: string;
+  readonly args: string[];
+  readonly stdio: "inherit" | "ignore";
+  readonly grace: number;
+  readonly options: ProcessWorkerOptions | undefined;
+}
+
+/** One process of a process worker, from its fork until it is reaped. */
+class ProcessIncarnation<M, R> implements WorkerHandle<M> {
+  readonly pid: number | undefined;
+  readonly #child: ChildProcess;
+  readonly #context: WorkerStartContext<R>;
+  readonly #grace: number;
+  #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  #disconnected = false;
+  #gone = false;
+  #stopping = false;
+  #cause: unknown;
+  #resolveGone: () => void = ignore;
+  readonly #whenGone = new Promise<void>((resolve) => {
+    this.#resolveGone = resolve;
+  });
+  readonly #onMessage: (value: unknown) => void;
+
+  constructor(spawn: Spawn, context: WorkerStartContext<R>) {
+    const { options, stdio } = spawn;
+    this.#context = context;
+    this.#grace = spawn.grace;
+    const child = fork(spawn.path, spawn.args, {
+      ...(options?.execArgv === undefined ? {} : { execArgv: options.execArgv }),
+      ...(options?.env === undefined ? {} : { env: options.env }),
+      ...(options?.cwd === undefined ? {} : { cwd: options.cwd }),
+      serialization: "advanced",
+      stdio: ["ignore", stdio, stdio, "ipc"],
+    });
+    this.#child = child;
+    // The process tells why before it exits; the exit itself reports the crash.
+    this.#onMessage = hearWorker(
+      context,
+      () => this.#stopping,
+      (why) => {
+        this.#cause = why;
+      },
+    );
+    child.on("message", this.#onMessage);
+    child.on("exit", this.#onExit);
+    child.on("disconnect", this.#onDisconnect);
+    child.on("error", this.#onError);
+    this.pid = child.pid;
+  }
+
+  deliver({ id, message, deliveries }: Envelope<M>): void {
+    // The callback takes a failed send (the process just died): its exit reports the crash.
+    this.#child.send(
+      { [TAG]: VERSION, type: "deliver", id, deliveries, message },
+      undefined,
+      undefined,
+      ignore,
+    );
+  }
+
+  stop(graceful: boolean): Promise<void> {
+    if (this.#gone || this.#stopping) return this.#whenGone;
+    this.#stopping = true;
+    if (this.#exit !== undefined) return this.#whenGone;
+    const child = this.#child;
+    if (graceful && this.#grace > 0 && child.connected) {
+      // serveWorker exits when its channel closes, after its onStop.
+      child.disconnect();
+      const cancel = this.#context.clock.setTimer(this.#grace, () => child.kill("SIGKILL"));
+      return this.#whenGone.then(cancel);
+    }
+    child.kill("SIGKILL");
+    return this.#whenGone;
+  }
+
+  /**
+   * Gone once it exited (and was reaped) and its channel closed, whichever comes last: the messages it
+   * sent before exiting (its crash notice, late acknowledgements) are read before the channel closes.
+   * Not 'close': it never comes after the parent disconnected the channel itself.
+   */
+  #finish(): void {
+    const exit = this.#exit;
+    if (this.#gone || exit === undefined || !this.#disconnected) return;
+    this.#gone = true;
+    const child = this.#child;
+    child.off("message", this.#onMessage);
+    child.off("exit", this.#onExit);
+    child.off("disconnect", this.#onDisconnect);
+    child.off("error", this.#onError);
+    if (!this.#stopping) {
+      this.#context.crashed(new WorkerExitError("process", exit.code, exit.signal, this.#cause));
+    }
+    this.#resolveGone();
+  }
+
+  readonly #onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+    this.#exit = { code, signal };
+    this.#finish();
+  };
+
+  readonly #onDisconnect = (): void => {
+    this.#disconnected = true;
+    if (this.#exit === undefined && !this.#stopping) {
+      // It closed its channel but lives on: unreachable, so as good as crashed. Make sure it is dead.
+      this.#cause ??= new Error("The process closed its IPC channel");
+      this.#child.kill("SIGKILL");
+    }
+    this.#finish();
+  };
+
+  readonly #onError = (error: Error): void => {
+    // It could not be started at all: no exit will come.
+    if (this.#child.pid === undefined && !this.#gone) {
+      this.#gone = true;
+      if (!this.#stopping) this.#context.crashed(error);
+      this.#resolveGone();
+    }
+  };
 }

@@ -24,9 +24,9 @@ export function decideRestart<M, R>(
   if (maxRestarts !== Number.POSITIVE_INFINITY) {
     // Akka's maxNrOfRetries within withinTimeRange: count only the restarts inside the window.
     if (restartWindow !== Number.POSITIVE_INFINITY) {
-      unit.restartTimes = unit.restartTimes.filter((t) => now - t < restartWindow);
+      unit.restarts = unit.restarts.filter((r) => now - r.at < restartWindow);
     }
-    if (unit.restartTimes.length >= maxRestarts) {
+    if (unit.restarts.length >= maxRestarts) {
       const within = restartWindow === Number.POSITIVE_INFINITY ? "" : ` within ${restartWindow} ms`;
       return { reason: `maxRestarts (${maxRestarts}) restarts${within} used up`, cause };
     }

@@ -56,10 +56,15 @@ export const SUPERVISOR_SCHEMA: Schema = {
       default: "5",
       doc: "Deliveries of one message at most; then it is dead-lettered. Negative or Infinity for no limit.",
     },
+    poisonAfter: {
+      kind: { type: "integer", min: 1, max: 1000 },
+      default: "3",
+      doc: "Crashes of its worker one message may cause; then it is dead-lettered as poison, and its crashes stop counting against maxRestarts once the worker acknowledges another message.",
+    },
     maxRestarts: {
       kind: { type: "limit", integer: true },
       default: "10",
-      doc: "Restarts allowed within restartWindow before the supervisor gives up. Negative or Infinity for no limit.",
+      doc: "Restarts allowed within restartWindow before the supervisor gives up (a poison message's crashes forgiven). Negative or Infinity for no limit.",
     },
     restartWindow: { ...timeLimit, default: "60000", doc: "The window maxRestarts counts over." },
     ackTimeout: {

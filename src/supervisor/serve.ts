@@ -3,7 +3,7 @@
  * protocol to the supervisor: it answers each message, by id, once it has handled it.
  * This file imports only Node and `protocol.ts`, so that every worker loads little.
  */
-import { isMainThread, parentPort } from "node:worker_threads";
+import { isMainThread, type MessagePort, parentPort } from "node:worker_threads";
 import {
   type DeliverMessage,
   isProtocolMessage,
@@ -53,94 +53,116 @@ export function serveWorker<M = unknown, R = unknown>(handler: Handler<M, R>, op
     );
   }
   serving = true;
-
-  const post = (message: WorkerMessage, then?: () => void): void => {
-    if (port !== null) {
-      port.postMessage(message);
-      then?.();
-    } else {
-      (process.send as NonNullable<typeof process.send>)(message, undefined, undefined, () => then?.());
-    }
-  };
-  // Replies may come after a crash began (other handlers still running): they must not reach the supervisor
-  // after the crash notice, whose redelivery they would race.
-  let ending = false;
-  const controller = new AbortController();
-
-  const reply = (id: number, value: unknown) => {
-    if (ending) return;
-    try {
-      post({ [TAG]: VERSION, type: "ack", id, reply: value });
-    } catch (error) {
-      // The reply cannot be cloned: the message was handled, but its sender can only get this error.
-      post({ [TAG]: VERSION, type: "reject", id, error: toWireError(error) });
-    }
-  };
-
-  const crash = (error: unknown) => {
-    if (ending) return;
-    ending = true;
-    controller.abort(error);
-    // Tell the supervisor why, then die as a crash would: process.exit ends only the thread in a worker thread.
-    post({ [TAG]: VERSION, type: "crash", error: toWireError(error) }, () => process.exit(1));
-  };
-
-  const fail = (id: number, error: unknown) => {
-    if (error instanceof Error && error.name === "PermanentError") {
-      if (ending) return;
-      const cause = (error as { cause?: unknown }).cause;
-      post({ [TAG]: VERSION, type: "reject", id, error: toWireError(cause === undefined ? error : cause) });
-    } else {
-      crash(error);
-    }
-  };
-
-  const shutdown = () => {
-    if (ending) return;
-    ending = true;
-    controller.abort(new Error("the supervisor stopped this worker"));
-    Promise.resolve()
-      .then(() => onStop?.())
-      .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-  };
-
-  const onMessage = (value: unknown) => {
-    if (!isProtocolMessage(value)) return;
-    if (value.type === "stop") {
-      shutdown();
-      return;
-    }
-    if (value.type !== "deliver" || ending) return;
-    const { id, deliveries, message } = value as unknown as DeliverMessage;
-    const delivery: Delivery = { id, deliveries, signal: controller.signal };
-    let result: R | Promise<R>;
-    try {
-      result = handler(message as M, delivery);
-    } catch (error) {
-      fail(id, error);
-      return;
-    }
-    if (isPromiseLike(result)) {
-      result.then(
-        (value) => reply(id, value),
-        (error: unknown) => fail(id, error),
-      );
-    } else {
-      reply(id, result);
-    }
-  };
-
+  const session = new Session(handler, onStop, port);
+  const onMessage = (value: unknown) => session.hear(value);
   if (port !== null) {
     port.on("message", onMessage);
   } else {
     process.on("message", onMessage);
     // The parent went away (or stopped this worker by closing the channel): no orphan is left running.
-    process.on("disconnect", shutdown);
+    process.on("disconnect", () => session.shutdown());
   }
-  post({ [TAG]: VERSION, type: "ready" });
+  session.post({ [TAG]: VERSION, type: "ready" });
+}
+
+/** The worker's side of the channel: the handler's outcomes told to the supervisor, and the worker's end. */
+class Session<M, R> {
+  readonly #handler: Handler<M, R>;
+  readonly #onStop: (() => unknown) | undefined;
+  readonly #port: MessagePort | null;
+  // Replies may come after a crash began (other handlers still running): they must not reach the supervisor
+  // after the crash notice, whose redelivery they would race.
+  #ending = false;
+  readonly #controller = new AbortController();
+
+  constructor(handler: Handler<M, R>, onStop: (() => unknown) | undefined, port: MessagePort | null) {
+    this.#handler = handler;
+    this.#onStop = onStop;
+    this.#port = port;
+  }
+
+  /** Sends `message` to the supervisor, then calls `then`. */
+  post(message: WorkerMessage, then?: () => void): void {
+    if (this.#port !== null) {
+      this.#port.postMessage(message);
+      then?.();
+    } else {
+      (process.send as NonNullable<typeof process.send>)(message, undefined, undefined, () => then?.());
+    }
+  }
+
+  /** A message from the supervisor: a message to handle, or a stop. */
+  hear(value: unknown): void {
+    if (!isProtocolMessage(value)) return;
+    if (value.type === "stop") {
+      this.shutdown();
+      return;
+    }
+    if (value.type !== "deliver" || this.#ending) return;
+    const { id, deliveries, message } = value as unknown as DeliverMessage;
+    const delivery: Delivery = { id, deliveries, signal: this.#controller.signal };
+    let result: R | Promise<R>;
+    try {
+      result = this.#handler(message as M, delivery);
+    } catch (error) {
+      this.#fail(id, error);
+      return;
+    }
+    if (isPromiseLike(result)) {
+      result.then(
+        (value) => this.#reply(id, value),
+        (error: unknown) => this.#fail(id, error),
+      );
+    } else {
+      this.#reply(id, result);
+    }
+  }
+
+  /** Ends the worker gracefully: its handlers' signals abort, `onStop` runs, and it exits. */
+  shutdown(): void {
+    if (this.#ending) return;
+    this.#ending = true;
+    this.#controller.abort(new Error("the supervisor stopped this worker"));
+    Promise.resolve()
+      .then(() => this.#onStop?.())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  }
+
+  #reply(id: number, value: unknown): void {
+    if (this.#ending) return;
+    try {
+      this.post({ [TAG]: VERSION, type: "ack", id, reply: value });
+    } catch (error) {
+      // The reply cannot be cloned: the message was handled, but its sender can only get this error.
+      this.post({ [TAG]: VERSION, type: "reject", id, error: toWireError(error) });
+    }
+  }
+
+  #crash(error: unknown): void {
+    if (this.#ending) return;
+    this.#ending = true;
+    this.#controller.abort(error);
+    // Tell the supervisor why, then die as a crash would: process.exit ends only the thread in a worker thread.
+    this.post({ [TAG]: VERSION, type: "crash", error: toWireError(error) }, () => process.exit(1));
+  }
+
+  #fail(id: number, error: unknown): void {
+    if (error instanceof Error && error.name === "PermanentError") {
+      if (this.#ending) return;
+      const cause = (error as { cause?: unknown }).cause;
+      this.post({
+        [TAG]: VERSION,
+        type: "reject",
+        id,
+        error: toWireError(cause === undefined ? error : cause),
+      });
+    } else {
+      this.#crash(error);
+    }
+  }
 }
 
 function isPromiseLike<T>(value: unknown): value is PromiseLike<T> {

@@ -21,7 +21,7 @@ import {
   type Stopping,
   type Unit,
 } from "./group.js";
-import { Exits, startIncarnation, watchAck, watchStart } from "./lifecycle.js";
+import { Exits, startIncarnation, type Timing, watchAck, watchStart } from "./lifecycle.js";
 import { DONE } from "./mailbox.js";
 import { type ResolvedSupervisorOptions, resolveStopOptions, resolveSupervisorOptions } from "./options.js";
 import { decideRestart } from "./restart.js";
@@ -131,11 +131,15 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
       this.#stop = beginStop();
       this.#state = "stopping";
       if (drain && timeout !== Number.POSITIVE_INFINITY) {
-        this.#stop.timer = this.#o.clock.setTimer(timeout, () => this.#rejectAll());
+        this.#stop.timer = this.#o.clock.setTimer(timeout, () =>
+          this.#rejectAll(
+            `The supervisor stopped before the message was answered: stop's timeout (${timeout} ms) ran out`,
+          ),
+        );
       }
     }
     // A second stop({ drain: false }) while draining cuts the drain short.
-    if (!drain) this.#rejectAll();
+    if (!drain) this.#rejectAll(undefined);
     this.#checkDrained();
     return this.#stop.promise;
   }
@@ -181,7 +185,9 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     entry.deliveries += 1;
     this.#m.delivered += 1;
     if (entry.deliveries > 1) this.#m.redelivered += 1;
-    watchAck(entry, incarnation, this.#o.clock, this.#o.ackTimeout, (cause) => this.#crash(child, cause));
+    const ackTimeout = this.#o.ackTimeout;
+    if (ackTimeout !== Number.POSITIVE_INFINITY)
+      watchAck(entry, incarnation, this.#timing(child, ackTimeout));
     try {
       (incarnation.handle as WorkerHandle<M>).deliver({
         id: entry.id,
@@ -192,6 +198,11 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
       // The message cannot be handed over at all (not structured-clonable): no redelivery would help.
       this.#deadLetter(entry, "undeliverable", error instanceof Error ? error : new Error(String(error)));
     }
+  }
+
+  /** A timeout of `ms` on `child`, which crashes it. */
+  #timing(child: Child<M, R>, ms: number): Timing {
+    return { clock: this.#o.clock, ms, crash: (cause) => this.#crash(child, cause) };
   }
 
   #dropOldest(): void {
@@ -225,6 +236,7 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     this.#m.acknowledged += 1;
     // An acknowledgement resets the backoff: the worker is healthy again.
     child.unit.retries = 0;
+    child.unit.forgive();
     this.#o.backoff.success?.();
     if (ok) entry.resolve(value as R);
     else entry.reject(value);
@@ -244,6 +256,10 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     this.#release(entry);
     this.#m.deadLettered += 1;
     if (reason === "dropped") this.#m.dropped += 1;
+    if (reason === "max-deliveries" || reason === "poison") {
+      entry.poison = true;
+      entry.child.unit.forgiving = true;
+    }
     entry.reject(error);
     if (this.#events.has("dead-letter") || this.#events.has("drop")) {
       const letter = entry.letter(reason, error);
@@ -274,7 +290,7 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
         threadId: incarnation.handle?.threadId,
       });
     }
-    watchStart(child, incarnation, this.#o.clock, this.#o.startTimeout, (cause) => this.#crash(child, cause));
+    watchStart(child, incarnation, this.#timing(child, this.#o.startTimeout));
   }
 
   #ready(child: Child<M, R>): void {
@@ -299,17 +315,21 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
     if (this.#events.has("crash")) {
       this.#events.emit("crash", { worker: child.index, incarnation, cause, inFlight });
     }
-    // The poison-message policy: a message delivered maxDeliveries times is not delivered again.
+    // The messages it had in flight are the crash's culprits: it counts against each of them.
+    const culprits = returned.filter((entry) => entry.child === child);
+    // The poison-message policy: a message delivered maxDeliveries times, or that crashed its worker
+    // poisonAfter times, is not delivered again.
+    const { maxDeliveries, poisonAfter } = this.#o;
     for (const entry of returned) {
-      const error = entry.poisoned(this.#o.maxDeliveries, cause);
-      if (error !== undefined) this.#deadLetter(entry, "max-deliveries", error);
+      const poisoned = entry.poisoned(maxDeliveries, poisonAfter, cause);
+      if (poisoned !== undefined) this.#deadLetter(entry, poisoned.reason, poisoned.error);
     }
     // A listener may have stopped the supervisor, or stop() is finishing: no restart then.
     if (this.#finishing || unit.gaveUp !== undefined || unit.timer !== undefined) return;
-    this.#scheduleRestart(unit, cause);
+    this.#scheduleRestart(unit, cause, culprits);
   }
 
-  #scheduleRestart(unit: Unit<M, R>, cause: unknown): void {
+  #scheduleRestart(unit: Unit<M, R>, cause: unknown, culprits: readonly Entry<M, R>[]): void {
     const { clock, maxRestarts } = this.#o;
     const now = clock.now();
     const decision = decideRestart(unit, this.#o, now, cause);
@@ -318,7 +338,7 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
       return;
     }
     const { delay } = decision;
-    if (maxRestarts !== Number.POSITIVE_INFINITY) unit.restartTimes.push(now);
+    if (maxRestarts !== Number.POSITIVE_INFINITY) unit.restarts.push({ at: now, culprits });
     unit.retries += 1;
     this.#m.restarts += 1;
     unit.timer = clock.setTimer(delay, () => {
@@ -347,13 +367,14 @@ class SupervisorImpl<M, R> implements Supervisor<M, R> {
 
   // ----- stopping ----------------------------------------------------------------------------------------
 
-  #rejectAll(): void {
+  /** Rejects every held message with a `SupervisorStoppedError` saying `why` (or the default text). */
+  #rejectAll(why: string | undefined): void {
     const stop = this.#stop;
     if (stop === undefined) return;
     cancelDrainTimer(stop);
     if (this.#held === 0) return;
     stop.drained = false;
-    const error = new SupervisorStoppedError();
+    const error = new SupervisorStoppedError(why);
     for (const child of this.#children) {
       for (const entry of child.mailbox.heldLetters()) this.#deadLetter(entry, "stopped", error);
     }

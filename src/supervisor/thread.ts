@@ -6,8 +6,9 @@
 import { type ResourceLimits, Worker } from "node:worker_threads";
 import { OptionError } from "../core/errors.js";
 import { knownKeys } from "../core/validate.js";
+import { hearWorker } from "./channel.js";
 import { WorkerExitError } from "./errors.js";
-import { fromWireError, isProtocolMessage, TAG, VERSION, type WireError } from "./protocol.js";
+import { TAG, VERSION } from "./protocol.js";
 import type { WorkerFactory } from "./types.js";
 
 /** What `threadWorker` accepts besides the script. */
@@ -72,15 +73,14 @@ export function threadWorker<M = unknown, R = unknown>(
       const exit = new Promise<void>((resolve) => {
         resolveExit = resolve;
       });
-      const onMessage = (value: unknown) => {
-        if (!isProtocolMessage(value) || stopping) return;
-        const m = value as { type: string; id?: number; reply?: unknown; error?: WireError };
-        if (m.type === "ack") context.acknowledge(m.id as number, m.reply as R);
-        else if (m.type === "ready") context.ready();
-        else if (m.type === "reject") context.reject(m.id as number, fromWireError(m.error as WireError));
-        // The thread tells why before it exits; the exit itself reports the crash.
-        else if (m.type === "crash") cause = fromWireError(m.error as WireError);
-      };
+      // The thread tells why before it exits; the exit itself reports the crash.
+      const onMessage = hearWorker(
+        context,
+        () => stopping,
+        (why) => {
+          cause = why;
+        },
+      );
       // An uncaught error (a top-level throw, running out of memory): the exit follows.
       const onError = (error: unknown) => {
         cause ??= error;

@@ -127,14 +127,29 @@ export interface SuperviseOptions<M, R> {
    */
   maxDeliveries?: number;
   /**
+   * Crashes of its worker one message may cause: a message in flight when its worker crashed `poisonAfter`
+   * times is a poison message, dead-lettered with a `MessageDeadLetteredError` (reason `"poison"`) instead
+   * of being delivered again. Its crashes then stop counting against `maxRestarts` as soon as the worker
+   * acknowledges another message: a few poison messages among many good ones never make the supervisor give
+   * up, while a worker that crashes on every message still does. An integer in [1, 1000]; default 3.
+   */
+  poisonAfter?: number;
+  /**
    * Restarts allowed within `restartWindow` (Akka's maxNrOfRetries); past it the supervisor gives up on
    * the worker (on the whole group under all-for-one): it stays stopped and every message it held is
-   * rejected with a `SupervisorGaveUpError`. 0 = never restart; negative or Infinity = no limit. Default 10.
+   * rejected with a `SupervisorGaveUpError`. The crashes of a poison message do not count once the worker
+   * has acknowledged a message since (see `poisonAfter`). 0 = never restart; negative or Infinity = no
+   * limit. Default 10.
    */
   maxRestarts?: number;
   /** The window over which `maxRestarts` counts (Akka's withinTimeRange); negative or Infinity = forever. Default 60,000. */
   restartWindow?: number;
-  /** A message not acknowledged within this time counts as a crash of its worker (it hangs). Negative or Infinity = none (default). */
+  /**
+   * A message not acknowledged within this time counts as a crash of its worker (it hangs): the worker is
+   * stopped and restarted, and the message delivered again (it counts towards `poisonAfter`). Negative or
+   * Infinity = none (default): a handler may take as long as it needs, and only `stop()`'s `timeout` ends
+   * the wait.
+   */
   ackTimeout?: number;
   /** A worker not ready within this time after its start counts as crashed. Negative or Infinity = none (default). */
   startTimeout?: number;
@@ -151,7 +166,13 @@ export interface StopOptions {
    * every pending message with a `SupervisorStoppedError` at once. New messages are refused either way.
    */
   drain?: boolean;
-  /** With `drain`: after this many ms, reject whatever is still pending. Negative or Infinity = wait as long as it takes (default). */
+  /**
+   * With `drain`: after this many ms, reject whatever is still pending with a `SupervisorStoppedError` and
+   * stop the workers (a thread or process worker gets its own `stopTimeout` of grace, then is killed), so
+   * that a handler that never returns cannot hold `stop()` (or a sender) forever. At most 86,400,000 (24 h);
+   * negative or Infinity = wait as long as it takes. Default 10,000. To bound each message rather than the
+   * stop, see `ackTimeout`.
+   */
   timeout?: number;
 }
 
@@ -193,7 +214,7 @@ export interface SupervisorMetrics {
   readonly restarts: number;
   /** Messages dropped by `maxPending`. */
   readonly dropped: number;
-  /** Messages whose sender got an error instead of a reply: dropped, past `maxDeliveries`, given up on, stopped, undeliverable. */
+  /** Messages whose sender got an error instead of a reply: dropped, past `maxDeliveries` or `poisonAfter`, given up on, stopped, undeliverable. */
   readonly deadLettered: number;
   /** Messages held now (waiting or in flight). */
   readonly pending: number;
@@ -202,7 +223,13 @@ export interface SupervisorMetrics {
 }
 
 /** Why a message got an error instead of a reply. */
-export type DeadLetterReason = "dropped" | "max-deliveries" | "gave-up" | "stopped" | "undeliverable";
+export type DeadLetterReason =
+  | "dropped"
+  | "max-deliveries"
+  | "poison"
+  | "gave-up"
+  | "stopped"
+  | "undeliverable";
 
 /** The events a supervisor emits, by name. */
 export interface SupervisorEvents<M, R> {
@@ -216,7 +243,7 @@ export interface SupervisorEvents<M, R> {
   };
   /** A worker became ready; messages flow to it. */
   ready: { readonly worker: number; readonly incarnation: number };
-  /** A worker crashed; the messages it held will be delivered again (or dead-lettered past `maxDeliveries`). */
+  /** A worker crashed; the messages it held will be delivered again (or dead-lettered past `maxDeliveries` or `poisonAfter`). */
   crash: {
     readonly worker: number;
     readonly incarnation: number;
@@ -289,7 +316,10 @@ export interface Supervisor<M, R> {
    * and the reply must be structured-clonable.
    */
   send(message: M): Promise<R>;
-  /** Stops: drains or rejects the pending messages (see `StopOptions`), then stops every worker and resolves once they are gone. */
+  /**
+   * Stops: drains the pending messages (for at most 10 s by default) or rejects them (see `StopOptions`),
+   * then stops every worker and resolves once they are gone.
+   */
   stop(options?: StopOptions): Promise<void>;
   /** Listens to an event; `dispose()` removes the listener. A listener's error is reported as a process warning. */
   on<K extends keyof SupervisorEvents<M, R>>(

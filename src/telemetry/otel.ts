@@ -52,31 +52,8 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
     throw new OptionError("openTelemetry: meter", meter, "an OpenTelemetry Meter (metrics.getMeter(…))");
   }
   const base: Attributes = { ...options.attributes };
-  const attempts: Counter = meter.createCounter("robustly.attempts", {
-    description: "Attempts made, by outcome (success, failure, timeout)",
-  });
-  const retries: Counter = meter.createCounter("robustly.retries", { description: "Retries begun" });
-  const delays: Histogram = meter.createHistogram("robustly.retry.delay", {
-    description: "The delay slept before a retry",
-    unit: "ms",
-  });
-  const transitions: Counter = meter.createCounter("robustly.breaker.transitions", {
-    description: "Circuit breaker state changes, by from and to",
-  });
-  const rejections: Counter = meter.createCounter("robustly.breaker.rejections", {
-    description: "Calls refused because the circuit was open",
-  });
-  const refusals: Counter = meter.createCounter("robustly.budget.refusals", {
-    description: "Retries refused by a retry budget",
-  });
-  const stores: Counter = meter.createCounter("robustly.store.transitions", {
-    description:
-      "A shared policy's store went down (the policy decides alone) or came back (it shares again)",
-  });
-  const paces: Histogram = meter.createHistogram("robustly.responsive.delay", {
-    description: "A responsive backoff's delay each time it changes, by direction",
-    unit: "ms",
-  });
+  const instruments = createInstruments(meter);
+  const { attempts, retries, delays } = instruments;
 
   return {
     instrument<T>(given: RetryOptions<T> = {}): RetryOptions<T> {
@@ -100,38 +77,90 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
       };
     },
     observe(policy: CircuitBreaker | RetryBudget | ResponsiveBackoff, name?: string): Disposable {
-      const attributes: Attributes = name === undefined ? base : { ...base, "robustly.name": name };
-      const watching: Disposable[] = [];
-      if ("acquire" in policy) {
-        watching.push(
-          policy.on("change", ({ from, to }) =>
-            transitions.add(1, { ...attributes, "robustly.from": from, "robustly.to": to }),
-          ),
-          policy.on("rejected", () => rejections.add(1, attributes)),
-        );
-      } else if ("sleepOnFailure" in policy) {
-        watching.push(
-          policy.on("change", ({ direction, to }) =>
-            paces.record(to, { ...attributes, "robustly.direction": direction }),
-          ),
-        );
-      } else {
-        watching.push(policy.on("refused", () => refusals.add(1, attributes)));
-      }
-      // The three kinds emit the same store events; `on` is typed per kind, so each is named here.
-      const on = policy.on.bind(policy) as (
-        event: "store-down" | "store-up",
-        listener: () => void,
-      ) => Disposable;
-      watching.push(
-        on("store-down", () => stores.add(1, { ...attributes, "robustly.store": "down" })),
-        on("store-up", () => stores.add(1, { ...attributes, "robustly.store": "up" })),
-      );
-      return {
-        dispose() {
-          for (const w of watching) w.dispose();
-        },
-      };
+      return observe(instruments, name === undefined ? base : { ...base, "robustly.name": name }, policy);
+    },
+  };
+}
+
+/** The instruments robustly records on. */
+interface Instruments {
+  readonly attempts: Counter;
+  readonly retries: Counter;
+  readonly delays: Histogram;
+  readonly transitions: Counter;
+  readonly rejections: Counter;
+  readonly refusals: Counter;
+  readonly stores: Counter;
+  readonly paces: Histogram;
+}
+
+/** Creates the instruments on `meter`. */
+function createInstruments(meter: Meter): Instruments {
+  return {
+    attempts: meter.createCounter("robustly.attempts", {
+      description: "Attempts made, by outcome (success, failure, timeout)",
+    }),
+    retries: meter.createCounter("robustly.retries", { description: "Retries begun" }),
+    delays: meter.createHistogram("robustly.retry.delay", {
+      description: "The delay slept before a retry",
+      unit: "ms",
+    }),
+    transitions: meter.createCounter("robustly.breaker.transitions", {
+      description: "Circuit breaker state changes, by from and to",
+    }),
+    rejections: meter.createCounter("robustly.breaker.rejections", {
+      description: "Calls refused because the circuit was open",
+    }),
+    refusals: meter.createCounter("robustly.budget.refusals", {
+      description: "Retries refused by a retry budget",
+    }),
+    stores: meter.createCounter("robustly.store.transitions", {
+      description:
+        "A shared policy's store went down (the policy decides alone), came back (it shares again), or held something robustly did not write (corrupt)",
+    }),
+    paces: meter.createHistogram("robustly.responsive.delay", {
+      description: "A responsive backoff's delay each time it changes, by direction",
+      unit: "ms",
+    }),
+  };
+}
+
+/** Records what `policy` reports on `i`, with `attributes`, until disposed. */
+function observe(
+  i: Instruments,
+  attributes: Attributes,
+  policy: CircuitBreaker | RetryBudget | ResponsiveBackoff,
+): Disposable {
+  const watching: Disposable[] = [];
+  if ("acquire" in policy) {
+    watching.push(
+      policy.on("change", ({ from, to }) =>
+        i.transitions.add(1, { ...attributes, "robustly.from": from, "robustly.to": to }),
+      ),
+      policy.on("rejected", () => i.rejections.add(1, attributes)),
+    );
+  } else if ("sleepOnFailure" in policy) {
+    watching.push(
+      policy.on("change", ({ direction, to }) =>
+        i.paces.record(to, { ...attributes, "robustly.direction": direction }),
+      ),
+    );
+  } else {
+    watching.push(policy.on("refused", () => i.refusals.add(1, attributes)));
+  }
+  // The three kinds emit the same store events; `on` is typed per kind, so each is named here.
+  const on = policy.on.bind(policy) as (
+    event: "store-down" | "store-up" | "store-corrupt",
+    listener: () => void,
+  ) => Disposable;
+  watching.push(
+    on("store-down", () => i.stores.add(1, { ...attributes, "robustly.store": "down" })),
+    on("store-up", () => i.stores.add(1, { ...attributes, "robustly.store": "up" })),
+    on("store-corrupt", () => i.stores.add(1, { ...attributes, "robustly.store": "corrupt" })),
+  );
+  return {
+    dispose() {
+      for (const w of watching) w.dispose();
     },
   };
 }

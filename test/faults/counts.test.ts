@@ -68,3 +68,30 @@ describe("simulate's options", () => {
     expect((error as OptionError).hint).toBe("Did you mean `clients`?");
   });
 });
+
+describe("a simulation whose memory would grow without bound", () => {
+  it("simulate --timeout 2 --clients 100 (every attempt times out at the server) is refused up front", () => {
+    const started = performance.now();
+    let error: unknown;
+    try {
+      simulate({ scenario: "outage", clients: [100], timeout: 2 });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(OptionError);
+    expect((error as OptionError).message).toMatch(
+      /timeout must be at least the latency server's shortest service time \(100 ms\)/,
+    );
+    // Refused before any work (it used to run for minutes and out of memory).
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  it("the flaky and capacity servers are held to their own latency", () => {
+    expect(() => simulate({ server: "flaky", timeout: 5, clients: [10] })).toThrow(
+      /flaky server's shortest service time \(10 ms\)/,
+    );
+    expect(() => simulate({ server: "capacity", timeout: 50, clients: [10] })).toThrow(
+      /capacity server's shortest service time \(100 ms\)/,
+    );
+  });
+});

@@ -21,6 +21,7 @@ describe("counts beyond any use", () => {
     ["instances", { instances: 1e308 }],
     ["instances", { instances: 1e7 }],
     ["concurrency", { concurrency: 1e12 }],
+    ["poisonAfter", { poisonAfter: 1e6 }],
   ])("supervise: %s %j fails at once with an OptionError naming its maximum", (option, options) => {
     const error = optionError(() => supervise({ worker, ...options } as never));
     expect(error.option).toBe(`supervise: ${option}`);

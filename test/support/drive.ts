@@ -33,6 +33,21 @@ export function deferred<T>(): {
   return { promise, resolve, reject };
 }
 
+/** Resolves with `promise`, or rejects after `ms` of real time (for real processes, servers and timers). */
+export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Lets queued continuations run. */
 export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
