@@ -15,6 +15,7 @@ import {
   blockFile,
   blocksRoot,
   fencedBlocks,
+  proseLines,
   root,
   runBlock,
   TS,
@@ -120,30 +121,17 @@ async function realTimers(block: Block, run: () => Promise<void>): Promise<strin
 
 /** The inline links of a Markdown text outside its code blocks: `[text](target)`, with their lines. */
 function links(markdown: string): { target: string; line: number }[] {
-  const found: { target: string; line: number }[] = [];
-  let fence: string | undefined;
-  markdown.split("\n").forEach((line, i) => {
-    const open = /^(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence === undefined && open !== undefined) fence = open;
-    else if (fence !== undefined && line.startsWith(fence)) fence = undefined;
-    else if (fence === undefined) {
-      for (const match of line.matchAll(/\]\(([^)\s]+)\)/g))
-        found.push({ target: match[1] as string, line: i + 1 });
-    }
-  });
-  return found;
+  return proseLines(markdown).flatMap(({ text, line }) =>
+    [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => ({ target: match[1] as string, line })),
+  );
 }
 
 /** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
 function anchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
-  let fence: string | undefined;
-  for (const line of markdown.split("\n")) {
-    const open = /^(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence === undefined && open !== undefined) fence = open;
-    else if (fence !== undefined && line.startsWith(fence)) fence = undefined;
-    const heading = fence === undefined ? /^#{1,6}\s+(.*)$/.exec(line)?.[1] : undefined;
+  for (const { text } of proseLines(markdown)) {
+    const heading = /^#{1,6}\s+(.*)$/.exec(text)?.[1];
     if (heading === undefined) continue;
     const slug = heading
       .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")

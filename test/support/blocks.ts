@@ -42,6 +42,19 @@ export function fencedBlocks(markdown: string, file: string): Block[] {
   return blocks;
 }
 
+/** The lines of a Markdown text outside its code blocks, with their 1-based numbers. */
+export function proseLines(markdown: string): { text: string; line: number }[] {
+  const out: { text: string; line: number }[] = [];
+  let fence: string | undefined;
+  markdown.split("\n").forEach((text, i) => {
+    const open = /^(`{3,}|~{3,})/.exec(text)?.[1];
+    if (fence === undefined && open !== undefined) fence = open;
+    else if (fence !== undefined && text.startsWith(fence)) fence = undefined;
+    else if (fence === undefined) out.push({ text, line: i + 1 });
+  });
+  return out;
+}
+
 /** Where a block is written in `dir`: its page's path and its line, so a failure names both. */
 export function blockFile(dir: string, block: Block): string {
   const page = block.file.replace(/\.md$/, "").replace(/[^A-Za-z0-9-]+/g, "_");
