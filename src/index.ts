@@ -88,7 +88,7 @@ export { type CancelTimer, type Clock, MAX_TIMER_DELAY, sleep, systemClock } fro
 export { OptionError, PermanentError, RetryableResultError, TimeoutError } from "./core/errors.js";
 export type { CallbackErrorHandler, Disposable } from "./core/events.js";
 export { type Random, seededRandom, systemRandom } from "./core/random.js";
-export { type GiveUpReason, type RetryReport, retryReport } from "./core/report.js";
+export { type GiveUpReason, type RetryReport, type RetryStats, retryReport } from "./core/report.js";
 export {
   type FallbackEvent,
   type FallbackOptions,
@@ -141,10 +141,11 @@ export type { ExecutionContext } from "./pipeline/context.js";
 export { type ExecuteOptions, type Operation, Pipeline, pipeline } from "./pipeline/pipeline.js";
 export type { Next, Step } from "./pipeline/step.js";
 export { steps } from "./pipeline/steps.js";
-export type { ErrorClass, ErrorMatcher } from "./policy/matcher.js";
+export type { ErrorClass, ErrorMatcher, RetryMatcher } from "./policy/matcher.js";
 export {
   type AttemptContext,
   DEFAULTS,
+  MAX_FREE_RETRIES,
   type RetryEvent,
   type RetryOptions,
   type RetryPolicy,

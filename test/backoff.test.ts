@@ -502,7 +502,20 @@ describe("custom backoffs", () => {
   it("the built-in strategies are frozen into one object", () => {
     expect(Object.isFrozen(backoff)).toBe(true);
     expect(Object.keys(backoff).sort()).toEqual(
-      ["constant", "exponential", "fibonacci", "linear", "none", "polynomial", "random", "slotted"].sort(),
+      [
+        "constant",
+        "exponential",
+        "fibonacci",
+        "linear",
+        "none",
+        "polynomial",
+        "random",
+        "slotted",
+        "chain",
+        "plus",
+        "capped",
+        "scaled",
+      ].sort(),
     );
   });
 });

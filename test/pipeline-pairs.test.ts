@@ -196,7 +196,7 @@ describe("each step alone", () => {
     const error = errorOf(s);
     expect(errors).toHaveLength(3);
     expect(error).toBe(errors[2]);
-    expect(retryReport(error)).toEqual({ reason: "retries", attempts: 3, elapsed: 200 });
+    expect(retryReport(error)).toEqual({ reason: "retries", attempts: 3, elapsed: 200, idle: 200 });
     expect(s.pending).toBe(0);
   });
 
@@ -468,7 +468,7 @@ describe("retry × timeout", () => {
     for (const reason of reasons) expect(reason).toBeInstanceOf(TimeoutError);
     expect(new Set(reasons).size).toBe(3);
     expect(reasons[2]).toBe(error);
-    expect(retryReport(error)).toEqual({ reason: "retries", attempts: 3, elapsed: 350 });
+    expect(retryReport(error)).toEqual({ reason: "retries", attempts: 3, elapsed: 350, idle: 200 });
     expect(timeouts).toEqual([
       [50, 1],
       [50, 2],
@@ -488,7 +488,7 @@ describe("retry × breaker", () => {
       return Promise.reject(new Error("down"));
     };
     const first = await run(clock, p.execute(op, on(clock)));
-    expect(retryReport(errorOf(first))).toEqual({ reason: "retries", attempts: 3, elapsed: 200 });
+    expect(retryReport(errorOf(first))).toEqual({ reason: "retries", attempts: 3, elapsed: 200, idle: 200 });
     expect(calls).toBe(3);
     expect(breaker.state).toBe("closed");
     expect(breaker.snapshot().consecutiveFailures).toBe(1);
@@ -515,7 +515,7 @@ describe("retry × breaker", () => {
     const error = errorOf(s);
     expect(error).toBeInstanceOf(BrokenCircuitError);
     expect(retryReport(error)?.reason).toBe("breaker");
-    expect(retryReport(error)).toEqual({ reason: "breaker", attempts: 2, elapsed: 200 });
+    expect(retryReport(error)).toEqual({ reason: "breaker", attempts: 2, elapsed: 200, idle: 200 });
     expect(log.map((c) => [c.attempt, c.time])).toEqual([
       [1, 0],
       [2, 100],
@@ -559,7 +559,7 @@ describe("retry × hedge", () => {
     const error = errorOf(s);
     // The last loop to give up is hedge 2's, at 390.
     expect(error).toBe(errors.get("3/2"));
-    expect(retryReport(error)).toEqual({ reason: "retries", attempts: 3, elapsed: 320 });
+    expect(retryReport(error)).toEqual({ reason: "retries", attempts: 3, elapsed: 320, idle: 200 });
     expect(s).toMatchObject({ time: 390, pending: 0 });
   });
 
@@ -589,7 +589,7 @@ describe("retry × hedge", () => {
     ]);
     const error = errorOf(s);
     expect(error).toBe(errors.get("3/2"));
-    expect(retryReport(error)).toEqual({ reason: "retries", attempts: 3, elapsed: 440 });
+    expect(retryReport(error)).toEqual({ reason: "retries", attempts: 3, elapsed: 440, idle: 200 });
     expect(s).toMatchObject({ time: 440, pending: 0 });
   });
 });
@@ -680,7 +680,7 @@ describe("retry × chaos", () => {
       q.execute(async () => "never", on(clock)),
     );
     expect((errorOf(t) as Error).message).toBe("injected");
-    expect(retryReport(errorOf(t))).toEqual({ reason: "retries", attempts: 3, elapsed: 200 });
+    expect(retryReport(errorOf(t))).toEqual({ reason: "retries", attempts: 3, elapsed: 200, idle: 200 });
     expect(always.metrics().faults).toBe(3);
   });
 
@@ -1966,7 +1966,7 @@ describe("a pipeline nested as a step", () => {
     const error = errorOf(s);
     expect(error).toBe(errors[3]);
     // The outer step files its word last.
-    expect(retryReport(error)).toEqual({ reason: "retries", attempts: 2, elapsed: 1200 });
+    expect(retryReport(error)).toEqual({ reason: "retries", attempts: 2, elapsed: 1200, idle: 1000 });
   });
 
   it("a PermanentError from inside a nested pipeline stops the outer retry; the caller gets its cause", async () => {

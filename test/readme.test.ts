@@ -1,62 +1,34 @@
 // Every fenced code block in README.md runs here, so the README cannot drift from the code.
-// - ```ts blocks are written to .readme-blocks/ and imported, so "robustly" and "robustly/testing"
+// - ```ts blocks are written to .readme-blocks/readme/ and imported, so "robustly" and "robustly/testing"
 //   resolve through the test aliases; each block asserts its own claims. They are type-checked too.
 // - ```sh blocks run for real, command by command, in a copy of the repository that has neither
 //   node_modules nor dist, as on a fresh clone. Lines starting with `#>` under a command are its
 //   expected output. ROBUSTLY_NESTED=1 keeps the nested `npm test` from running this file again.
 // A block in any other language (or none) fails the test.
 import { spawnSync } from "node:child_process";
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Block,
+  blocksRoot,
+  fencedBlocks,
+  root,
+  runBlock,
+  SH,
+  TS,
+  typeCheck,
+  unknownLanguages,
+  writeBlocks,
+} from "./support/blocks.js";
 import { type RedisServer, startRedisServer } from "./support/redis-server.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const blocksDir = join(root, ".readme-blocks");
+const blocksDir = join(blocksRoot, "readme");
 
-interface Block {
-  /** The language tag after the opening fence, "" when there is none. */
-  lang: string;
-  /** The 1-based line of the opening fence in README.md. */
-  line: number;
-  code: string;
-}
-
-/** The fenced code blocks of a Markdown text (``` or ~~~ fences, not indented). */
-function fencedBlocks(markdown: string): Block[] {
-  const blocks: Block[] = [];
-  const lines = markdown.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^(`{3,}|~{3,})\s*([^\s`]*)/.exec(lines[i] as string);
-    if (open === null) continue;
-    const fence = open[1] as string;
-    const body: string[] = [];
-    let j = i + 1;
-    while (j < lines.length && !(lines[j] as string).startsWith(fence)) body.push(lines[j++] as string);
-    if (j === lines.length) throw new Error(`README.md:${i + 1}: the code block is never closed`);
-    blocks.push({ lang: (open[2] as string).toLowerCase(), line: i + 1, code: `${body.join("\n")}\n` });
-    i = j;
-  }
-  return blocks;
-}
-
-const TS = new Set(["ts", "typescript"]);
-const SH = new Set(["sh", "shell", "bash"]);
-
-const blocks = fencedBlocks(readFileSync(join(root, "README.md"), "utf8"));
+const blocks = fencedBlocks(readFileSync(join(root, "README.md"), "utf8"), "README.md");
 const tsBlocks = blocks.filter((b) => TS.has(b.lang));
 const shBlocks = blocks.filter((b) => SH.has(b.lang));
-const blockFile = (block: Block) => join(blocksDir, `block-line-${block.line}.ts`);
 
 // The fleet section's example talks to a real Redis: a redis-server of its own, on a free port.
 let redis: RedisServer | undefined;
@@ -70,11 +42,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-beforeAll(() => {
-  rmSync(blocksDir, { recursive: true, force: true });
-  mkdirSync(blocksDir, { recursive: true });
-  for (const block of tsBlocks) writeFileSync(blockFile(block), block.code);
-});
+beforeAll(() => writeBlocks(blocksDir, tsBlocks));
 
 afterAll(() => rmSync(blocksDir, { recursive: true, force: true }));
 
@@ -82,10 +50,7 @@ describe("README.md", () => {
   it("has code blocks, each in a language this test runs", () => {
     expect(tsBlocks.length).toBeGreaterThan(0);
     expect(shBlocks.length).toBeGreaterThan(0);
-    const unknown = blocks.filter((b) => !TS.has(b.lang) && !SH.has(b.lang));
-    expect(
-      unknown.map((b) => `README.md:${b.line}: ${b.lang === "" ? "no language tag" : `"${b.lang}"`}`),
-    ).toEqual([]);
+    expect(unknownLanguages(blocks, new Set([...TS, ...SH]))).toEqual([]);
   });
 
   it("opens with the two commands that set the project up and run it", () => {
@@ -93,32 +58,12 @@ describe("README.md", () => {
     expect(first?.code).toBe("npm ci && npm run robustly -- simulate\nnpm test\n");
   });
 
-  it.each(tsBlocks.map((b) => [b.line, b] as const))(
-    "the TypeScript block at line %i runs",
-    async (_line, block) => {
-      // A block that shows a warning listens for it itself; Node's own printer would only add noise.
-      const printers = process.listeners("warning");
-      process.removeAllListeners("warning");
-      try {
-        await import(pathToFileURL(blockFile(block)).href);
-      } finally {
-        for (const printer of printers) process.on("warning", printer);
-      }
-    },
+  it.each(tsBlocks.map((b) => [b.line, b] as const))("the TypeScript block at line %i runs", (_line, block) =>
+    runBlock(blocksDir, block),
   );
 
   it("the TypeScript blocks type-check", () => {
-    writeFileSync(
-      join(blocksDir, "tsconfig.json"),
-      JSON.stringify({ extends: "../tsconfig.json", compilerOptions: { noEmit: true }, include: ["*.ts"] }),
-    );
-    const tsc = spawnSync(
-      process.execPath,
-      [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(blocksDir, "tsconfig.json")],
-      { cwd: root, encoding: "utf8" },
-    );
-    expect(tsc.stdout + tsc.stderr).toBe("");
-    expect(tsc.status).toBe(0);
+    expect(typeCheck(blocksDir)).toEqual({ output: "", status: 0 });
   }, 120_000);
 
   it(

@@ -311,7 +311,8 @@ describe("retryReport", () => {
       expect(result.ok).toBe(false);
       const error = (result as { error: Error }).error;
       expect(Object.keys(error)).toEqual([]);
-      expect(retryReport(error)).toEqual({ reason, attempts, elapsed });
+      // The operation takes no time: all of it was slept.
+      expect(retryReport(error)).toEqual({ reason, attempts, elapsed, idle: elapsed });
     }
     expect(retryReport(new Error("unrelated"))).toBeUndefined();
     expect(retryReport("a string")).toBeUndefined();

@@ -45,7 +45,7 @@ const makers: [Schema, (options: Record<string, unknown>) => unknown][] = [
     .map(([name, schema]): [Schema, (o: Record<string, unknown>) => unknown] => [
       schema,
       (o) =>
-        (backoff as Record<string, (o: unknown) => unknown>)[name]?.(
+        (backoff as unknown as Record<string, (o: unknown) => unknown>)[name]?.(
           name === "random" ? { max: 10, ...o } : o,
         ),
     ]),

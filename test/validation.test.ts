@@ -139,14 +139,19 @@ describe("backoff base and max", () => {
           expectOptionError(
             () => make({ base, max }),
             `backoff.${name}: max`,
-            `>= base (${base})`,
+            `>= base, here ${base}`,
             shown(max),
           );
         },
       ),
       runs,
     );
-    expectOptionError(() => make({ base: 1000, max: 500 }), `backoff.${name}: max`, ">= base (1000)", "500");
+    expectOptionError(
+      () => make({ base: 1000, max: 500 }),
+      `backoff.${name}: max`,
+      ">= base, here 1000",
+      "500",
+    );
   });
 
   it("random: max is required and must be finite", () => {
@@ -162,7 +167,12 @@ describe("backoff base and max", () => {
       "a finite number >= base (required)",
       "Infinity",
     );
-    expectOptionError(() => backoff.random({ base: 10, max: 5 }), "backoff.random: max", ">= base (10)", "5");
+    expectOptionError(
+      () => backoff.random({ base: 10, max: 5 }),
+      "backoff.random: max",
+      ">= base, here 10",
+      "5",
+    );
     expectOptionError(() => backoff.random(undefined as never), "backoff.random: max", "(required)");
   });
 });
@@ -566,7 +576,7 @@ describe("jitter options", () => {
     expectOptionError(
       () => jitter.decorrelatedAws({ base: 100, max: 50 }),
       "jitter.decorrelatedAws: max",
-      ">= base (100)",
+      ">= base, here 100",
       "50",
     );
   });

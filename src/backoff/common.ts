@@ -1,7 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { checkKeys, type Schema } from "../core/schema.js";
-import { atLeastOrInfinity, finiteAtLeast } from "../core/validate.js";
+import { atLeastOrInfinity, finiteAtLeast, maxAtLeastBase } from "../core/validate.js";
 import { BACKOFF_SCHEMAS } from "./schema.js";
 import type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
 
@@ -17,7 +17,7 @@ export function baseAndMax(
   checkKeys(BACKOFF_SCHEMAS[name] as Schema, options);
   const base = finiteAtLeast(`backoff.${name}: base`, options?.base ?? defaultBase, 0);
   const max = atLeastOrInfinity(`backoff.${name}: max`, options?.max ?? Number.POSITIVE_INFINITY, 0);
-  if (max < base) throw new OptionError(`backoff.${name}: max`, max, `>= base (${base})`);
+  maxAtLeastBase(`backoff.${name}: max`, max, base, options?.base !== undefined);
   return { base, max };
 }
 
@@ -41,7 +41,7 @@ export function markFactories(...fns: readonly object[]): void {
 /** Turns any `BackoffLike` into a `Backoff`. */
 export function toBackoff(value: BackoffLike, option = "backoff"): Backoff {
   if (typeof value === "function" && factories.has(value)) {
-    throw new OptionError(option, value, `a backoff: call the factory, e.g. backoff.${value.name}({ … })`);
+    throw new OptionError(option, value, `a backoff: call the factory, e.g. backoff.${value.name}(…)`);
   }
   if (typeof value === "function") {
     const fn = value as BackoffFunction;

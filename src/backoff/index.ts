@@ -1,6 +1,7 @@
 /**
  * Backoff strategies, one file each. x is the number of retries so far.
  */
+import { capped, chain, plus, scaled } from "./combine.js";
 import { markFactories } from "./common.js";
 import { constant, none } from "./constant.js";
 import { exponential } from "./exponential.js";
@@ -21,9 +22,22 @@ export type { RandomOptions } from "./random.js";
 export type { SlottedOptions } from "./slotted.js";
 export type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
 
-markFactories(exponential, linear, fibonacci, polynomial, random, constant, none, slotted);
+markFactories(
+  exponential,
+  linear,
+  fibonacci,
+  polynomial,
+  random,
+  constant,
+  none,
+  slotted,
+  chain,
+  plus,
+  capped,
+  scaled,
+);
 
-/** Every built-in backoff strategy. */
+/** Every built-in backoff strategy, and the functions that build backoffs from backoffs. */
 export const backoff = Object.freeze({
   exponential,
   linear,
@@ -33,4 +47,8 @@ export const backoff = Object.freeze({
   constant,
   none,
   slotted,
+  chain,
+  plus,
+  capped,
+  scaled,
 });

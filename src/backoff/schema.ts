@@ -6,7 +6,11 @@
 import { msField, type Schema, strategySchemas } from "../core/schema.js";
 
 const base = (fallback = "1000") => msField("v_base, the first delay.", fallback);
-const max = msField("v_max, the cap on one delay.", "Infinity", { type: "number", min: 0, infinity: true });
+const max = msField(
+  "v_max, the cap on one delay: at least base (a max below base, given or default, is refused).",
+  "Infinity",
+  { type: "number", min: 0, infinity: true },
+);
 
 /** The backoff strategies' options, by strategy name. */
 export const BACKOFF_SCHEMAS: Readonly<Record<string, Schema>> = strategySchemas("backoff", {

@@ -5,7 +5,7 @@
  * inside, attempts.
  */
 import { OptionError } from "../core/errors.js";
-import { Eventual, invoke } from "../core/invoke.js";
+import { Eventual, invoke, isThenable, settleWith } from "../core/invoke.js";
 import { knownKeys, optionalFunction } from "../core/validate.js";
 import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
@@ -17,12 +17,12 @@ export interface BreakerStepOptions<R = unknown> {
    * Which values count as failures of the service (an HTTP 503 answered as a value, say). Default: none.
    * The short form passes its `retryOnResult`.
    */
-  handlesResult?: (value: R) => boolean;
+  handlesResult?: (value: R) => boolean | PromiseLike<boolean>;
 }
 
 export class BreakerStep implements Step {
   readonly breaker: CircuitBreaker;
-  readonly #handlesResult: ((value: unknown) => boolean) | undefined;
+  readonly #handlesResult: ((value: unknown) => boolean | PromiseLike<boolean>) | undefined;
 
   constructor(breaker: CircuitBreaker, options?: BreakerStepOptions) {
     this.breaker = breaker;
@@ -52,15 +52,20 @@ export class BreakerStep implements Step {
         if (done) return;
         done = true;
         unwatch();
-        let failed = false;
+        let failed: unknown = false;
         try {
-          failed = this.#handlesResult?.(value) === true;
+          failed = this.#handlesResult?.(value);
         } catch {
-          // A predicate that throws says nothing of the service.
+          // A predicate that throws (or rejects) says nothing of the service.
         }
-        if (failed) breaker.failure();
-        else breaker.success();
-        out.resolve(value);
+        if (!isThenable(failed)) answered(breaker, out, value, failed === true);
+        else {
+          settleWith(
+            failed,
+            (answer) => answered(breaker, out, value, answer === true),
+            () => answered(breaker, out, value, false),
+          );
+        }
       },
       (error) => {
         if (done) return;
@@ -72,6 +77,13 @@ export class BreakerStep implements Step {
     );
     return out;
   }
+}
+
+/** Tells the breaker of a value (`failed`: `handlesResult` counted it as a failure), then passes it on. */
+function answered<T>(breaker: CircuitBreaker, out: Eventual<T>, value: T, failed: boolean): void {
+  if (failed) breaker.failure();
+  else breaker.success();
+  out.resolve(value);
 }
 
 /**

@@ -38,6 +38,8 @@ export interface RetryConfig extends PolicyConfig {
   /** Error names or codes (`"ECONNRESET"`, `"TimeoutError"`) the top level retries. */
   retryOn?: string | string[];
   rules?: (PolicyConfig & { when: string | string[] })[];
+  /** Wait the first delay before the first attempt too. */
+  delayFirstAttempt?: boolean;
 }
 
 /**
@@ -185,6 +187,7 @@ export function fromConfig(config: string | RetryConfig | Record<string, unknown
   const options: RetryOptions = policy("", value, TOP_KEYS);
   if (value.timeout !== undefined) options.timeout = parseTime("timeout", value.timeout);
   if (value.retryOn !== undefined) options.retryOn = names("retryOn", value.retryOn);
+  if (value.delayFirstAttempt !== undefined) options.delayFirstAttempt = value.delayFirstAttempt as boolean;
   if (value.rules !== undefined) {
     if (!Array.isArray(value.rules))
       throw new OptionError("rules", value.rules, "a list of rules { when, …policy }");

@@ -17,18 +17,32 @@ export class TimeoutError extends Error {
 /**
  * Wrap an error in `PermanentError` (or throw one with a message) to stop retrying at once.
  * `retry` then rejects with the wrapped error itself (`cause`), or with this error when there is none.
+ * The first argument is the cause when it is an object (an `Error`, or any object you throw); a string
+ * or another primitive is the message (as p-retry's `new AbortError("…")`), so the call never rejects
+ * with a bare string.
  *
  * @example
  * if (response.status === 404) throw new PermanentError(new Error("not found"));
+ * if (!token) throw new PermanentError("no token");
  */
 export class PermanentError extends Error {
   override readonly name = "PermanentError";
   constructor(cause?: unknown, message?: string) {
+    const isCause = typeof cause === "object" && cause !== null;
     const text =
       message ??
-      (cause instanceof Error ? cause.message : cause === undefined ? "Permanent failure" : String(cause));
-    super(text, cause === undefined ? undefined : { cause });
+      (cause instanceof Error
+        ? cause.message
+        : cause === undefined || isCause
+          ? "Permanent failure"
+          : String(cause));
+    super(text, isCause ? { cause } : undefined);
   }
+}
+
+/** What a call ends with when `error` stopped it: a `PermanentError`'s cause, or the error itself. */
+export function unwrapPermanent(error: unknown): unknown {
+  return error instanceof PermanentError && error.cause !== undefined ? error.cause : error;
 }
 
 /**

@@ -1,5 +1,6 @@
 /**
- * Why a call ended, filed beside its error (never on it): the caller's error object comes out unchanged.
+ * Why a call ended, filed beside its error (never on it): nothing is written on the caller's error object
+ * (only its `stack` may gain the caller's frames: see `call-site.ts`).
  */
 
 /** Why a retry step stopped retrying. */
@@ -12,18 +13,27 @@ export type GiveUpReason =
   | "aborted"
   | "breaker";
 
+/**
+ * A call's statistics (tenacity's `statistics`): what `onSuccess` receives beside the value, and what
+ * `retryReport` tells beside the reason.
+ */
+export interface RetryStats {
+  /** How many attempts the call made. */
+  readonly attempts: number;
+  /** Milliseconds from the first attempt to the end (the success, or the decision to stop). */
+  readonly elapsed: number;
+  /** Of `elapsed`, the milliseconds slept in backoffs between attempts (tenacity's `idle_for`). */
+  readonly idle: number;
+}
+
 /** What `retryReport` tells about an error a call ended with. */
-export interface RetryReport {
+export interface RetryReport extends RetryStats {
   /**
    * Why the call stopped retrying: `retries` (maxRetries reached), `elapsed` (maxElapsed reached),
    * `not-retryable`, `permanent` (a `PermanentError`), `budget` (refused by the retry budget), `breaker`
    * (refused by an open circuit).
    */
   readonly reason: GiveUpReason;
-  /** How many attempts the call made. */
-  readonly attempts: number;
-  /** Milliseconds from the first attempt to the decision to stop. */
-  readonly elapsed: number;
 }
 
 const reports = new WeakMap<object, RetryReport>();
@@ -38,7 +48,7 @@ export function report(error: unknown, what: RetryReport): void {
  * Undefined for errors robustly did not end a call with (and for non-object errors).
  *
  * @example
- * try { await retry(op, { maxRetries: 2 }); } catch (error) { retryReport(error); // { reason: "retries", attempts: 3, elapsed: 3012 } }
+ * try { await retry(op, { maxRetries: 2 }); } catch (error) { retryReport(error); // { reason: "retries", attempts: 3, elapsed: 3012, idle: 3000 } }
  */
 export function retryReport(error: unknown): RetryReport | undefined {
   return typeof error === "object" && error !== null ? reports.get(error) : undefined;

@@ -34,6 +34,20 @@ export function atLeastOrInfinity(option: string, value: unknown, min: number): 
   return value;
 }
 
+/**
+ * The rule every strategy with a `base` and a `max` keeps: max >= base (max caps one delay, base is the
+ * first). The error names the base it compared with, and says when that base was the default.
+ */
+export function maxAtLeastBase(option: string, max: number, base: number, baseGiven: boolean): void {
+  if (max < base) {
+    throw new OptionError(
+      option,
+      max,
+      `a number >= base, here ${base}${baseGiven ? "" : " (base's default)"}`,
+    );
+  }
+}
+
 /** An integer >= `min`. */
 export function integerAtLeast(option: string, value: unknown, min: number): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min) {

@@ -2,7 +2,7 @@
  * The fallback step (Polly's fallback, cockatiel's `fallback`): a value instead of an error that `when`
  * matches. Outside a retry step it answers when retries are spent; inside, for each failed attempt.
  */
-import { PermanentError } from "../core/errors.js";
+import { unwrapPermanent as unwrap } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
 import { Eventual, invoke } from "../core/invoke.js";
 import { knownKeys, optionalFunction } from "../core/validate.js";
@@ -38,11 +38,6 @@ export interface FallbackEvents extends Record<string, unknown> {
  * called: to answer with a function, return it from one (`() => fn`).
  */
 export type FallbackValue<R> = R | ((error: unknown, context: ExecutionContext) => R | PromiseLike<R>);
-
-/** The error as the caller would see it: a `PermanentError`'s cause, any other error itself. */
-function unwrap(error: unknown): unknown {
-  return error instanceof PermanentError && error.cause !== undefined ? error.cause : error;
-}
 
 export class FallbackStep<R = unknown> implements Step {
   readonly #value: FallbackValue<R>;

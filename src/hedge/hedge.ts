@@ -10,7 +10,7 @@
 
 import type { RetryBudget } from "../budget/retry-budget.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { OptionError, PermanentError } from "../core/errors.js";
+import { OptionError, unwrapPermanent } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
 import type { Eventual } from "../core/invoke.js";
 import { type Random, systemRandom } from "../core/random.js";
@@ -256,7 +256,7 @@ export function hedge<T>(
         },
         (error) => {
           scope.close();
-          reject(error instanceof PermanentError && error.cause !== undefined ? error.cause : error);
+          reject(unwrapPermanent(error));
         },
       );
     });

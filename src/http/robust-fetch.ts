@@ -13,7 +13,7 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError, RetryableResultError, TimeoutError } from "../core/errors.js";
 import { read } from "../core/schema.js";
 import { isFunction } from "../core/validate.js";
-import { compileMatcher } from "../policy/matcher.js";
+import { compileRetryMatcher } from "../policy/matcher.js";
 import { type RetryEvent, type RetryOptions, resolveOptions } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
 import { retryAfter } from "./retry-after.js";
@@ -209,7 +209,7 @@ function prepare(options: RobustFetchOptions | undefined): Prepared {
   const matchError =
     o.retryOn === undefined
       ? (error: unknown) => error instanceof TimeoutError || isNetworkError(error)
-      : compileMatcher("retryOn", o.retryOn);
+      : compileRetryMatcher("retryOn", o.retryOn);
   const userRetryOnResult = o.retryOnResult;
   const userOnRetry = o.onRetry;
   const retryOptions: Record<string, unknown> = {};

@@ -1,8 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
-import { OptionError } from "../core/errors.js";
 import { uniform } from "../core/random.js";
 import { checkKeys, type Schema } from "../core/schema.js";
-import { atLeastOrInfinity, finiteAtLeast } from "../core/validate.js";
+import { atLeastOrInfinity, finiteAtLeast, maxAtLeastBase } from "../core/validate.js";
 import { JITTER_SCHEMAS } from "./schema.js";
 import type { Jitter } from "./types.js";
 
@@ -45,8 +44,8 @@ export function decorrelatedAws(options?: DecorrelatedAwsOptions): Jitter {
     options?.base === undefined ? undefined : finiteAtLeast("jitter.decorrelatedAws: base", options.base, 0);
   const ownMax =
     options?.max === undefined ? undefined : atLeastOrInfinity("jitter.decorrelatedAws: max", options.max, 0);
-  if (ownBase !== undefined && ownMax !== undefined && ownMax < ownBase) {
-    throw new OptionError("jitter.decorrelatedAws: max", ownMax, `>= base (${ownBase})`);
+  if (ownBase !== undefined && ownMax !== undefined) {
+    maxAtLeastBase("jitter.decorrelatedAws: max", ownMax, ownBase, true);
   }
   return {
     name: "decorrelated-aws",

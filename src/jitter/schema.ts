@@ -31,7 +31,11 @@ export const JITTER_SCHEMAS: Readonly<Record<string, Schema>> = strategySchemas(
   decorrelatedAws: {
     base: { ...msField("The smallest delay.", "the backoff's base"), flag: undefined },
     max: {
-      ...msField("The cap.", "the backoff's max", { type: "number", min: 0, infinity: true }),
+      ...msField("The cap: at least base when both are given.", "the backoff's max", {
+        type: "number",
+        min: 0,
+        infinity: true,
+      }),
       flag: undefined,
     },
   },

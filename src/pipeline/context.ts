@@ -4,6 +4,7 @@
  */
 import { watchAbort } from "../core/abort.js";
 import { type Clock, systemClock } from "../core/clock.js";
+import { PermanentError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
 
 /** What every step, and the operation itself, receives. All times are in milliseconds. */
@@ -17,6 +18,12 @@ export interface ExecutionContext {
   readonly attempt: number;
   /** Retries so far (attempt − 1). */
   readonly retries: number;
+  /**
+   * The retries the nearest retry step's top-level policy still allows after this attempt: its
+   * `maxRetries` minus the retries it has counted (free ones, and a rule's, are not). Infinity when there
+   * is no limit, or no retry step outside.
+   */
+  readonly retriesLeft: number;
   /** Milliseconds since the nearest retry step outside made its first attempt. */
   readonly elapsed: number;
   /** The time limit of the nearest timeout step outside, in ms; Infinity when there is none. */
@@ -27,6 +34,13 @@ export interface ExecutionContext {
   readonly clock: Clock;
   /** The randomness every step of this execution draws from. */
   readonly random: Random;
+  /**
+   * async-retry's `bail`: stops the nearest retry step outside. Once this attempt settles (whatever it
+   * answers), the call ends with `error`, as if the attempt had thrown `new PermanentError(error)`: an
+   * object is what the call rejects with, a message makes a `PermanentError`. Return right after calling
+   * it. A function of its own, so it may be destructured; outside any retry step it does nothing.
+   */
+  readonly bail: (error?: unknown) => void;
 }
 
 /**
@@ -48,6 +62,7 @@ export interface BudgetClaim {
 export interface ScopeFields {
   attempt?: number;
   retries?: number;
+  retriesLeft?: number;
   elapsed?: number;
   timeout?: number;
   hedge?: number;
@@ -62,6 +77,8 @@ export interface ScopeFields {
 export class Scope implements ExecutionContext {
   readonly attempt: number;
   readonly retries: number;
+  /** Written by a retry step's fast path, which runs its first attempt in the scope it was given. */
+  retriesLeft: number;
   readonly elapsed: number;
   readonly timeout: number;
   readonly hedge: number;
@@ -79,6 +96,11 @@ export class Scope implements ExecutionContext {
   #hooks: Set<() => void> | undefined;
   /** Removes this scope's hook from its parent. */
   #detach: (() => void) | undefined;
+  /** Set on the scope a retry step runs an attempt in: `bail` marks the nearest such scope. */
+  retryAttempt = false;
+  /** What `bail` left on this scope (an attempt's), for its retry step to end the call with. */
+  bailed: PermanentError | undefined;
+  #bail: ((error?: unknown) => void) | undefined;
 
   constructor(clock: Clock, random: Random, parent?: Scope, fields?: ScopeFields, canAbort = false) {
     this.clock = clock;
@@ -87,18 +109,21 @@ export class Scope implements ExecutionContext {
     if (parent === undefined) {
       this.attempt = 1;
       this.retries = 0;
+      this.retriesLeft = Number.POSITIVE_INFINITY;
       this.elapsed = 0;
       this.timeout = Number.POSITIVE_INFINITY;
       this.hedge = 1;
     } else if (fields === undefined) {
       this.attempt = parent.attempt;
       this.retries = parent.retries;
+      this.retriesLeft = parent.retriesLeft;
       this.elapsed = parent.elapsed;
       this.timeout = parent.timeout;
       this.hedge = parent.hedge;
     } else {
       this.attempt = fields.attempt ?? parent.attempt;
       this.retries = fields.retries ?? parent.retries;
+      this.retriesLeft = fields.retriesLeft ?? parent.retriesLeft;
       this.elapsed = fields.elapsed ?? parent.elapsed;
       this.timeout = fields.timeout ?? parent.timeout;
       this.hedge = fields.hedge ?? parent.hedge;
@@ -128,6 +153,22 @@ export class Scope implements ExecutionContext {
       if (this.#aborted) this.#controller.abort(this.#reason);
     }
     return this.#controller.signal;
+  }
+
+  get bail(): (error?: unknown) => void {
+    this.#bail ??= (error?: unknown) => {
+      let scope: Scope = this;
+      while (!scope.retryAttempt && scope.parent !== undefined) scope = scope.parent;
+      scope.bailed ??= error instanceof PermanentError ? error : new PermanentError(error);
+    };
+    return this.#bail;
+  }
+
+  /** What `bail` left on this scope, taken off it; undefined when nothing was. */
+  takeBail(): PermanentError | undefined {
+    const bailed = this.bailed;
+    this.bailed = undefined;
+    return bailed;
   }
 
   get aborted(): boolean {
@@ -224,6 +265,7 @@ export function toScope(context: unknown, fallback: Scope): Scope {
   return fallback.child({
     attempt: num(c.attempt),
     retries: num(c.retries),
+    retriesLeft: num(c.retriesLeft),
     elapsed: num(c.elapsed),
     timeout: num(c.timeout),
   });

@@ -2,10 +2,13 @@
  * `pipeline(...steps)`: the one way robustly runs an operation. Steps are listed outermost first; each
  * runs the rest through `next`, the last one the operation. A pipeline is itself a step.
  */
+
+import { addCallSite, callSite } from "../core/call-site.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { OptionError, PermanentError } from "../core/errors.js";
-import { Eventual, settleWith } from "../core/invoke.js";
+import { OptionError, unwrapPermanent as unwrap } from "../core/errors.js";
+import { isThenable, settleWith } from "../core/invoke.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
+import { retryReport } from "../core/report.js";
 import { knownKeys } from "../core/validate.js";
 import { type ExecutionContext, RootScope, Scope, toScope } from "./context.js";
 import { FINAL_AT_EDGE, isStep, type Next, type Step } from "./step.js";
@@ -22,10 +25,6 @@ export interface ExecuteOptions {
 
 /** The operation a pipeline runs: it receives the execution context of its attempt. */
 export type Operation<T> = (context: ExecutionContext) => T | PromiseLike<T>;
-
-function unwrap(error: unknown): unknown {
-  return error instanceof PermanentError && error.cause !== undefined ? error.cause : error;
-}
 
 export class Pipeline implements Step {
   /** The steps, outermost first. */
@@ -117,14 +116,10 @@ export function runAtEdge<T>(
   }
   if (!scope.canAbort) {
     if (finalAtEdge && result instanceof Promise) return result;
-    if (result instanceof Eventual || !(result instanceof Promise)) {
-      return new Promise<T>((resolve, reject) =>
-        settleWith(result, resolve, (error) => reject(unwrap(error))),
-      );
-    }
-    return result.then(undefined, (error: unknown) => {
-      throw unwrap(error);
-    });
+    if (result instanceof Promise) return result.then(undefined, atEdge);
+    if (!isThenable(result)) return Promise.resolve(result);
+    // A rejection reaches the caller through `atEdge`, a reaction to a promise it awaits.
+    return new Promise<T>((resolve, reject) => settleWith(result, resolve, reject)).then(undefined, atEdge);
   }
   return new Promise<T>((resolve, reject) => {
     let done = false;
@@ -154,10 +149,21 @@ export function runAtEdge<T>(
         done = true;
         unhook();
         scope.close();
-        reject(unwrap(error));
+        reject(error);
       },
     );
-  });
+  }).then(undefined, atEdge);
+}
+
+/**
+ * How the caller's promise rejects: with a `PermanentError`'s cause unwrapped, and with the caller's
+ * frames added to an error a retry step ended the call with. It runs as a reaction to a promise the
+ * caller awaits, where the runtime links the caller's frames to the stack.
+ */
+function atEdge(error: unknown): never {
+  const final = unwrap(error);
+  if (retryReport(final) !== undefined) addCallSite(final, callSite(atEdge));
+  throw final;
 }
 
 function checkExecuteOptions(options: ExecuteOptions | undefined): ExecuteOptions {

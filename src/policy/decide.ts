@@ -1,9 +1,11 @@
 /**
- * Whether a retry is allowed: given a failed attempt's error, decide whether to retry and, if so, after
- * which delay. Pure apart from drawing on `random` and advancing the call's `PolicyState`s.
+ * Whether a retry is allowed: given a failed attempt's error, find the policy it falls to, then decide
+ * whether to retry and, if so, after which delay. Pure apart from drawing on `random` and advancing the
+ * call's `PolicyState`s.
  */
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { RetryableResultError } from "../core/errors.js";
+import { isThenable, settleWith } from "../core/invoke.js";
 import type { Random } from "../core/random.js";
 import type { GiveUpReason } from "../core/report.js";
 import { newPolicyState, nextDelay, type PolicyState } from "./delay.js";
@@ -15,6 +17,42 @@ export type { GiveUpReason };
 export interface Decision {
   readonly policy: number;
   readonly delay: number;
+}
+
+/**
+ * Reports through `onIndex` the index of the first policy whose matcher accepts `error` (-1 when none
+ * does), asking them in order. A matcher that answers with a promise is waited for; one that throws or
+ * rejects is reported through `onError`. Synchronous matchers answer synchronously.
+ */
+export function firstMatch(
+  policies: readonly ResolvedPolicy[],
+  error: unknown,
+  onIndex: (index: number) => void,
+  onError: (error: unknown) => void,
+  from = 0,
+): void {
+  for (let i = from; i < policies.length; i++) {
+    let answer: unknown;
+    try {
+      answer = (policies[i] as ResolvedPolicy).match(error);
+    } catch (thrown) {
+      onError(thrown);
+      return;
+    }
+    if (isThenable(answer)) {
+      settleWith(
+        answer,
+        (matched) => (matched ? onIndex(i) : firstMatch(policies, error, onIndex, onError, i + 1)),
+        onError,
+      );
+      return;
+    }
+    if (answer) {
+      onIndex(i);
+      return;
+    }
+  }
+  onIndex(-1);
 }
 
 /**
@@ -31,30 +69,52 @@ export class RetryState {
   }
 
   /**
-   * The first policy whose matcher accepts `error` decides: no retry once it has granted `maxRetries`,
-   * when its `maxElapsed` is 0, or when the sleep would end past its `maxElapsed` (measured from the first
-   * attempt, `elapsed` ms ago). Otherwise the retry is granted and counted.
+   * Policy `index` (the first whose matcher accepts `error`, from `firstMatch`; -1 for none) decides: no
+   * retry once it has granted `maxRetries`, when its `maxElapsed` is 0, or when the sleep would end past
+   * its `maxElapsed` (measured from the first attempt, `elapsed` ms ago). Otherwise the retry is granted
+   * and counted; a `free` one is neither held against `maxRetries` nor counted, and waits what the next
+   * counted retry would (its jitter draws afresh).
    */
-  decide(error: unknown, elapsed: number, random: Random): Decision | GiveUpReason {
-    const policies = this.#policies;
-    for (let i = 0; i < policies.length; i++) {
-      const policy = policies[i] as ResolvedPolicy;
-      if (!policy.match(error)) continue;
-      const state = this.#states[i] as PolicyState;
-      if (state.granted >= policy.maxRetries) return "retries";
-      if (policy.maxElapsed === 0) return "elapsed";
-      let delay = nextDelay(policy, state, random);
-      if (policy.delayFrom !== undefined) {
-        // The server's hint is the least wait, and the policy's jittered delay goes on top of it: a fleet
-        // told "retry after 0" (or a date already past) spreads out over the jitter instead of coming
-        // back in one instant. Garbage (NaN, negative, not a number) is ignored.
-        const outcome = error instanceof RetryableResultError ? error.value : error;
-        const hinted = policy.delayFrom(outcome);
-        if (typeof hinted === "number" && hinted >= 0 && !Number.isNaN(hinted))
-          delay = Math.min(hinted + delay, MAX_TIMER_DELAY);
-      }
-      return elapsed + delay > policy.maxElapsed ? "elapsed" : { policy: i, delay };
+  decide(
+    index: number,
+    error: unknown,
+    elapsed: number,
+    random: Random,
+    free = false,
+  ): Decision | GiveUpReason {
+    const policy = this.#policies[index];
+    if (policy === undefined) return "not-retryable";
+    const state = this.#states[index] as PolicyState;
+    if (!free && state.granted >= policy.maxRetries) return "retries";
+    if (policy.maxElapsed === 0) return "elapsed";
+    let delay = nextDelay(policy, free ? { ...state } : state, random);
+    if (policy.delayFrom !== undefined) {
+      // The server's hint is the least wait, and the policy's jittered delay goes on top of it: a fleet
+      // told "retry after 0" (or a date already past) spreads out over the jitter instead of coming
+      // back in one instant. Garbage (NaN, negative, not a number) is ignored.
+      const outcome = error instanceof RetryableResultError ? error.value : error;
+      const hinted = policy.delayFrom(outcome);
+      if (typeof hinted === "number" && hinted >= 0 && !Number.isNaN(hinted))
+        delay = Math.min(hinted + delay, MAX_TIMER_DELAY);
     }
-    return "not-retryable";
+    return elapsed + delay > policy.maxElapsed ? "elapsed" : { policy: index, delay };
+  }
+
+  /**
+   * The wait before a first attempt (`delayFirstAttempt`): the top-level policy's delay for x = 0; its
+   * backoff then goes on from x = 1, and no retry is counted.
+   */
+  firstWait(random: Random): number {
+    const last = this.#policies.length - 1;
+    const state = this.#states[last] as PolicyState;
+    const delay = nextDelay(this.#policies[last] as ResolvedPolicy, state, random);
+    state.granted -= 1;
+    return delay;
+  }
+
+  /** The retries the top-level policy still allows: its `maxRetries` minus those it has counted. */
+  retriesLeft(): number {
+    const last = this.#policies.length - 1;
+    return (this.#policies[last] as ResolvedPolicy).maxRetries - (this.#states[last] as PolicyState).granted;
   }
 }

@@ -1,4 +1,5 @@
 import { OptionError } from "../core/errors.js";
+import { isThenable } from "../core/invoke.js";
 
 /** An error class, as matched by `instanceof`. */
 // biome-ignore lint/suspicious/noExplicitAny: constructors of any arity must fit
@@ -16,6 +17,15 @@ export type ErrorMatcher =
   | string
   | readonly (ErrorClass | string)[]
   | ((error: unknown) => boolean);
+
+/**
+ * What `retryOn` and a rule's `when` take: an `ErrorMatcher`, whose predicate may also answer with a
+ * promise. The retry step waits for it; a predicate that throws or rejects ends the call with that error.
+ */
+export type RetryMatcher = ErrorMatcher | ((error: unknown) => boolean | PromiseLike<boolean>);
+
+/** A compiled retry matcher's answer: a boolean, or the promise an async predicate answered with. */
+export type MatchAnswer = boolean | PromiseLike<boolean>;
 
 /**
  * A class is matched with `instanceof`, never called: an `Error` subclass, or any function written with
@@ -41,6 +51,18 @@ function single(option: string, item: unknown): (error: unknown) => boolean {
 
 /** Compiles a matcher into a predicate, failing at once on anything else. */
 export function compileMatcher(option: string, value: unknown): (error: unknown) => boolean {
+  return compile(option, value, false) as (error: unknown) => boolean;
+}
+
+/**
+ * Compiles `retryOn` or a rule's `when`: as `compileMatcher`, but a predicate's promise comes back as it
+ * is, for the retry step to wait for (its truthiness counts).
+ */
+export function compileRetryMatcher(option: string, value: unknown): (error: unknown) => MatchAnswer {
+  return compile(option, value, true);
+}
+
+function compile(option: string, value: unknown, keepPromises: boolean): (error: unknown) => MatchAnswer {
   if (Array.isArray(value)) {
     if (value.length === 0)
       throw new OptionError(option, value, "a non-empty list of Error classes or names");
@@ -50,7 +72,11 @@ export function compileMatcher(option: string, value: unknown): (error: unknown)
   if (typeof value === "string" || isErrorClass(value)) return single(option, value);
   if (typeof value === "function") {
     const predicate = value as (error: unknown) => unknown;
-    return (error) => Boolean(predicate(error));
+    if (!keepPromises) return (error) => Boolean(predicate(error));
+    return (error) => {
+      const answer = predicate(error);
+      return isThenable(answer) ? (answer as PromiseLike<boolean>) : Boolean(answer);
+    };
   }
   throw new OptionError(
     option,

@@ -12,6 +12,7 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { warnOnce } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
+import type { RetryStats } from "../core/report.js";
 import { keysOf, read } from "../core/schema.js";
 import { knownKeys } from "../core/validate.js";
 import type { HedgeOptions } from "../hedge/hedge.js";
@@ -20,7 +21,7 @@ import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
 import type { GiveUpEvent } from "../retry/step.js";
-import { compileMatcher, type ErrorMatcher } from "./matcher.js";
+import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "./matcher.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "./schema.js";
 
 /**
@@ -68,19 +69,46 @@ export interface RetryPolicy {
 
 /** A rule: the policy for the errors that `when` matches. Rules are tried in order; the first match wins. */
 export interface RetryRule extends RetryPolicy {
-  when: ErrorMatcher;
+  /** The errors this rule is for; a predicate may answer with a promise, which is waited for. */
+  when: RetryMatcher;
 }
 
 /** What a retry step (`steps.retry`) accepts: the policy, what it retries, its callbacks and its budget. */
 export interface RetryStepOptions<T = unknown> extends RetryPolicy {
-  /** Which errors the top-level policy retries. Default: all but `PermanentError` and the caller's abort. */
-  retryOn?: ErrorMatcher;
-  /** Return true to retry a successful value. When retries run out, the step answers with the last value. */
-  retryOnResult?: (value: T) => boolean;
+  /**
+   * Which errors the top-level policy retries. Default: all but `PermanentError` and the caller's abort.
+   * A predicate may answer with a promise: the step waits for it, and one that throws or rejects ends the
+   * call with that error.
+   */
+  retryOn?: RetryMatcher;
+  /**
+   * Return true to retry a successful value. When retries run out, the step answers with the last value.
+   * It may answer with a promise, which is waited for; a throw or a rejection is that attempt's error
+   * (retried as any other).
+   */
+  retryOnResult?: (value: T) => boolean | PromiseLike<boolean>;
+  /**
+   * Whether a failure the policy retries uses up a retry (p-retry's `shouldConsumeRetry`): false makes
+   * this retry free: `maxRetries` does not count it and the backoff does not advance (it waits what the
+   * next counted retry would). `maxElapsed` and a budget still count it, and at most `MAX_FREE_RETRIES`
+   * retries of a call are free. It sees what `retryOn` sees and may answer with a promise; a throw or
+   * rejection ends the call with that error. Default: every retry counts.
+   */
+  shouldConsumeRetry?: (error: unknown) => boolean | PromiseLike<boolean>;
+  /**
+   * Wait before the first attempt too (exponential-backoff's `delayFirstAttempt`): the top-level policy's
+   * first delay (backoff for x = 0, jittered and scaled), after which the retries go on from x = 1. The
+   * wait is no retry: `maxRetries`, `retries`, `elapsed` and `maxElapsed` count from the first attempt.
+   * Default false.
+   */
+  delayFirstAttempt?: boolean;
   /** Policies for specific errors, first match wins; errors no rule matches fall to the top-level policy. */
   rules?: readonly RetryRule[];
-  /** Called once when an attempt succeeds; the `success` event's short form. */
-  onSuccess?: (value: T) => void;
+  /**
+   * Called once when an attempt succeeds, with the call's statistics (attempts, elapsed, idle); the
+   * `success` event's short form.
+   */
+  onSuccess?: (value: T, stats: RetryStats) => void;
   /** Called after every failed attempt, the last one too; `retries` = retries so far. */
   onError?: (error: unknown, retries: number) => void;
   /** Called before each backoff sleep; the `retry` event's short form. */
@@ -127,7 +155,8 @@ export interface RetryOptions<T = unknown> extends RetryStepOptions<T> {
 
 /** A policy with every default filled in and every value checked. */
 export interface ResolvedPolicy {
-  readonly match: (error: unknown) => boolean;
+  /** True or false, or a promise of the answer (from an async predicate). */
+  readonly match: (error: unknown) => MatchAnswer;
   /** Infinity for no limit. */
   readonly maxRetries: number;
   /** Infinity for no limit. */
@@ -142,8 +171,10 @@ export interface ResolvedPolicy {
 export interface ResolvedRetry<T> {
   /** The rules, then the top-level policy last. */
   readonly policies: readonly ResolvedPolicy[];
-  readonly retryOnResult: ((value: T) => boolean) | undefined;
-  readonly onSuccess: ((value: T) => void) | undefined;
+  readonly retryOnResult: ((value: T) => boolean | PromiseLike<boolean>) | undefined;
+  readonly shouldConsumeRetry: ((error: unknown) => boolean | PromiseLike<boolean>) | undefined;
+  readonly delayFirstAttempt: boolean;
+  readonly onSuccess: ((value: T, stats: RetryStats) => void) | undefined;
   readonly onError: ((error: unknown, retries: number) => void) | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
   readonly onGiveUp: ((event: GiveUpEvent) => void) | undefined;
@@ -179,6 +210,12 @@ export const DEFAULTS = Object.freeze({
   backoffBase: 1000,
   backoffMax: 30_000,
 });
+/**
+ * The most retries of one call that `shouldConsumeRetry` may make free; past it, every retry counts
+ * against `maxRetries`, so that a failure it keeps calling free cannot retry forever.
+ */
+export const MAX_FREE_RETRIES = 100;
+
 const defaultBackoff = exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax });
 const defaultJitter = full();
 const retryEverything = () => true;
@@ -187,7 +224,7 @@ function resolvePolicy(
   where: string,
   value: RetryPolicy,
   fallback: ResolvedPolicy | undefined,
-  match: (e: unknown) => boolean,
+  match: (e: unknown) => MatchAnswer,
 ): ResolvedPolicy {
   const prefix = where === "" ? "" : `${where}.`;
   const field = <V>(key: string, value: V): V => read(RULE_SCHEMA, key, value, `${prefix}${key}`);
@@ -215,7 +252,15 @@ export function resolveRetry<T>(
 ): ResolvedRetry<T> {
   const o = options ?? {};
   knownKeys("options", options, known);
-  for (const key of ["retryOnResult", "onSuccess", "onError", "onRetry", "onGiveUp", "onCallbackError"]) {
+  for (const key of [
+    "retryOnResult",
+    "shouldConsumeRetry",
+    "onSuccess",
+    "onError",
+    "onRetry",
+    "onGiveUp",
+    "onCallbackError",
+  ]) {
     read(RETRY_STEP_SCHEMA, key, (o as Record<string, unknown>)[key]);
   }
   if (o.budget !== undefined && (typeof o.budget !== "object" || typeof o.budget?.tryRetry !== "function")) {
@@ -225,7 +270,7 @@ export function resolveRetry<T>(
     "",
     o,
     undefined,
-    o.retryOn === undefined ? retryEverything : compileMatcher("retryOn", o.retryOn),
+    o.retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", o.retryOn),
   );
   const policies: ResolvedPolicy[] = [];
   if (o.rules !== undefined) {
@@ -236,7 +281,7 @@ export function resolveRetry<T>(
       knownKeys(where, rule, RULE_KEYS);
       if (rule?.when === undefined)
         throw new OptionError(`${where}.when`, undefined, "an ErrorMatcher (required)");
-      policies.push(resolvePolicy(where, rule, top, compileMatcher(`${where}.when`, rule.when)));
+      policies.push(resolvePolicy(where, rule, top, compileRetryMatcher(`${where}.when`, rule.when)));
     });
   }
   policies.push(top);
@@ -248,6 +293,8 @@ export function resolveRetry<T>(
     budget: o.budget,
     policies,
     retryOnResult: o.retryOnResult,
+    shouldConsumeRetry: o.shouldConsumeRetry,
+    delayFirstAttempt: read(RETRY_STEP_SCHEMA, "delayFirstAttempt", o.delayFirstAttempt) ?? false,
     onSuccess: o.onSuccess,
     onError: o.onError,
     onRetry: o.onRetry,

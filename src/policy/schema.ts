@@ -62,7 +62,7 @@ export const RULE_SCHEMA: Schema = {
   fields: {
     when: {
       kind: { type: "other", allowed: "an ErrorMatcher (required)" },
-      doc: "The errors this rule is for: an error class, a name or code, a list of those, or a predicate.",
+      doc: "The errors this rule is for: an error class, a name or code, a list of those, or a predicate (which may answer with a promise: it is waited for, and a throw or rejection ends the call with that error).",
       config: true,
     },
     ...POLICY_FIELDS,
@@ -80,21 +80,35 @@ const STEP_FIELDS = {
   retryOn: {
     kind: { type: "other", allowed: "an ErrorMatcher" },
     default: "every error",
-    doc: 'Which errors the top-level policy retries: an error class, a name or code ("ECONNRESET"), a list of those, or a predicate. A PermanentError and the caller\'s abort are never retried.',
+    doc: 'Which errors the top-level policy retries: an error class, a name or code ("ECONNRESET"), a list of those, or a predicate, which may answer with a promise (it is waited for; a throw or rejection ends the call with that error). A PermanentError and the caller\'s abort are never retried.',
     brief: "error names or codes to retry, e.g. ECONNRESET,TimeoutError",
     flag: "NAMES",
     config: true,
   },
   retryOnResult: {
     kind: { type: "function" },
-    doc: "(value) => boolean: true retries a value that came back.",
+    doc: "(value) => boolean, or a promise of one (waited for): true retries a value that came back; a throw or rejection is that attempt's error, retried as any other.",
+  },
+  shouldConsumeRetry: {
+    kind: { type: "function" },
+    default: "every retry counts",
+    doc: "(error) => boolean, or a promise of one: false makes this retry free: maxRetries does not count it and the backoff does not advance. maxElapsed and a budget still count it; at most 100 retries of a call (MAX_FREE_RETRIES) are free. A throw or rejection ends the call with that error.",
+  },
+  delayFirstAttempt: {
+    kind: { type: "boolean" },
+    default: "false",
+    doc: "Wait before the first attempt too: the top-level policy's first delay, after which the retries go on from the second (as exponential-backoff's delayFirstAttempt). The wait is no retry: maxRetries, retries, elapsed and maxElapsed count from the first attempt.",
+    config: true,
   },
   rules: {
     kind: { type: "other", allowed: "an array of { when, …policy } rules" },
     doc: "Policies for specific errors, tried in order; what a rule leaves out is the top level's.",
     config: true,
   },
-  onSuccess: { kind: { type: "function" }, doc: "(value) => void, once, when an attempt succeeds." },
+  onSuccess: {
+    kind: { type: "function" },
+    doc: "(value, stats) => void, once, when an attempt succeeds; stats: attempts, elapsed and idle (ms slept in backoffs).",
+  },
   onError: { kind: { type: "function" }, doc: "(error, retries) => void, after every failed attempt." },
   onRetry: {
     kind: { type: "function" },
@@ -102,7 +116,7 @@ const STEP_FIELDS = {
   },
   onGiveUp: {
     kind: { type: "function" },
-    doc: "(event) => void once when retrying stops, with reason (retries, elapsed, not-retryable, permanent, budget, aborted, breaker), outcome, isValue, attempts and elapsed.",
+    doc: "(event) => void once when retrying stops, with reason (retries, elapsed, not-retryable, permanent, budget, aborted, breaker), outcome, isValue, attempts, elapsed and idle.",
   },
   onCallbackError: {
     kind: { type: "function" },

@@ -9,14 +9,15 @@
  */
 
 import { BrokenCircuitError } from "../breaker/errors.js";
+import { addCallSite, type CallSite } from "../core/call-site.js";
 import type { CancelTimer } from "../core/clock.js";
-import { PermanentError, RetryableResultError } from "../core/errors.js";
-import { Eventual, invoke, settleWith } from "../core/invoke.js";
+import { PermanentError, RetryableResultError, unwrapPermanent } from "../core/errors.js";
+import { Eventual, invoke, isThenable, settleWith } from "../core/invoke.js";
 import { type GiveUpReason, report } from "../core/report.js";
 import type { BudgetClaim, Scope } from "../pipeline/context.js";
 import type { Next } from "../pipeline/step.js";
-import { RetryState } from "../policy/decide.js";
-import type { ResolvedRetry } from "../policy/options.js";
+import { firstMatch, RetryState } from "../policy/decide.js";
+import { MAX_FREE_RETRIES, type ResolvedRetry } from "../policy/options.js";
 import type { RetryStep } from "./step.js";
 
 /**
@@ -28,7 +29,8 @@ export class RetryCall<T> {
   readonly #options: ResolvedRetry<T>;
   readonly #next: Next<T>;
   readonly #scope: Scope;
-  readonly #start: number;
+  /** When the first attempt began (or, before it, when the call began). */
+  #start: number;
   readonly out: Eventual<T>;
   #retries = 0;
   #state: RetryState | undefined;
@@ -40,6 +42,14 @@ export class RetryCall<T> {
   /** Whether this step reports attempts' outcomes to the budget (no step inside took that over). */
   #claim: BudgetClaim | undefined;
   #done = false;
+  /** Milliseconds slept in backoffs (the first delay of `delayFirstAttempt` aside). */
+  #idle = 0;
+  /** Sleeping the first delay, before any attempt (`delayFirstAttempt`). */
+  #waitingFirst = false;
+  /** Retries `shouldConsumeRetry` made free. */
+  #free = 0;
+  /** The caller's frames, captured at the first failure when the call is made at a pipeline's edge. */
+  #site: CallSite | undefined;
 
   constructor(step: RetryStep<T>, next: Next<T>, scope: Scope, start: number) {
     this.#step = step;
@@ -50,16 +60,51 @@ export class RetryCall<T> {
     this.out = new Eventual<T>();
   }
 
-  /** Makes the first attempt. */
+  /** Makes the first attempt, after the first delay with `delayFirstAttempt`. */
   begin(): void {
     this.#claimBudget();
-    if (this.#watch()) this.#attemptNow();
+    if (!this.#watch()) return;
+    if (!this.#options.delayFirstAttempt) {
+      this.#attemptNow();
+      return;
+    }
+    this.#state = new RetryState(this.#options.policies);
+    let delay: number;
+    try {
+      delay = this.#state.firstWait(this.#scope.random);
+    } catch (broken) {
+      this.#broken(broken);
+      return;
+    }
+    this.#waitingFirst = true;
+    this.#cancelTimer = this.#scope.clock.setTimer(delay, this.#wakeFirst);
   }
 
-  /** Goes on from a first attempt that failed with `error` (made without a scope of its own). */
-  resume(error: unknown): void {
+  readonly #wakeFirst = (): void => {
+    this.#cancelTimer = undefined;
+    if (this.#done) return;
+    this.#waitingFirst = false;
+    this.#start = this.#scope.clock.now();
+    this.#attemptNow();
+  };
+
+  /**
+   * Goes on from a first attempt that failed with `error` (made without a scope of its own); `site`, the
+   * caller's frames, go on the error the call ends with.
+   */
+  resume(error: unknown, site?: CallSite): void {
+    this.#site = site;
     if (!this.#watch()) return;
     this.#afterFailure(error, 1, undefined);
+  }
+
+  /**
+   * Goes on from a first attempt (made without a scope of its own) that answered with `value`, which
+   * `retryOnResult` answered with `verdict`: true, or a promise.
+   */
+  resumeJudging(value: T, verdict: unknown): void {
+    if (!this.#watch()) return;
+    this.#judged(value, 1, verdict, undefined);
   }
 
   /**
@@ -104,7 +149,9 @@ export class RetryCall<T> {
     const elapsed = retries === 0 ? 0 : this.#scope.clock.now() - this.#start;
     const budget = this.#options.budget;
     const claim = budget === undefined ? undefined : { budget, inner: false };
-    const attempt = this.#scope.child({ attempt: retries + 1, retries, elapsed, claim });
+    const retriesLeft = this.#state?.retriesLeft() ?? this.#step.maxRetries;
+    const attempt = this.#scope.child({ attempt: retries + 1, retries, retriesLeft, elapsed, claim });
+    attempt.retryAttempt = true;
     this.#attempt = attempt;
     this.#claim = claim;
     invoke(
@@ -124,30 +171,61 @@ export class RetryCall<T> {
 
   #succeeded(attempt: Scope, value: T): void {
     if (!this.#end(attempt)) return;
-    let error: unknown;
+    const reportTo = this.#claim?.inner === false ? this.#options.budget : undefined;
+    const bailed = attempt.takeBail();
+    if (bailed !== undefined) {
+      this.#afterFailure(bailed, attempt.attempt, reportTo);
+      return;
+    }
+    const retryOnResult = this.#options.retryOnResult;
+    let verdict: unknown;
     try {
-      if (this.#step.accepted(value, attempt.attempt, this.#scope.clock, this.#start)) {
-        if (this.#claim?.inner === false) this.#options.budget?.success();
-        this.#finish();
-        this.out.resolve(value);
-        return;
-      }
-      error = new RetryableResultError(value);
+      verdict = retryOnResult?.(value);
     } catch (thrown) {
       // retryOnResult threw: that is this attempt's error.
-      error = thrown;
+      this.#afterFailure(thrown, attempt.attempt, reportTo);
+      return;
     }
-    this.#afterFailure(
-      error,
-      attempt.attempt,
-      this.#claim?.inner === false ? this.#options.budget : undefined,
-    );
+    this.#judged(value, attempt.attempt, verdict, reportTo);
+  }
+
+  /**
+   * Goes on from `retryOnResult`'s verdict on `value` (waited for when it is a promise): a falsy one ends
+   * the call with the value; a truthy one retries it like an error; a rejection is the attempt's error.
+   */
+  #judged(
+    value: T,
+    attemptNumber: number,
+    verdict: unknown,
+    reportTo: { success(): void; failure(): void } | undefined,
+  ): void {
+    if (isThenable(verdict)) {
+      // The caller's abort may end the call while the verdict is pending.
+      settleWith(
+        verdict,
+        (answer) => {
+          if (!this.#done) this.#judged(value, attemptNumber, Boolean(answer), reportTo);
+        },
+        (thrown) => {
+          if (!this.#done) this.#afterFailure(thrown, attemptNumber, reportTo);
+        },
+      );
+      return;
+    }
+    if (verdict) {
+      this.#afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
+      return;
+    }
+    this.#step.succeeded(value, attemptNumber, this.#scope.clock, this.#start, this.#idle);
+    reportTo?.success();
+    this.#finish();
+    this.out.resolve(value);
   }
 
   #failed(attempt: Scope, error: unknown): void {
     if (!this.#end(attempt)) return;
     this.#afterFailure(
-      error,
+      attempt.takeBail() ?? error,
       attempt.attempt,
       this.#claim?.inner === false ? this.#options.budget : undefined,
     );
@@ -177,16 +255,49 @@ export class RetryCall<T> {
       this.#giveUp(error, "permanent", attemptNumber, clock.now() - this.#start);
       return;
     }
+    firstMatch(
+      options.policies,
+      error,
+      (index) => this.#matched(error, attemptNumber, index),
+      (broken) => this.#broken(broken),
+    );
+  }
+
+  /** Once the error is known to fall to policy `index` (-1: none): asks `shouldConsumeRetry`, if given. */
+  #matched(error: unknown, attemptNumber: number, index: number): void {
+    const ask = this.#options.shouldConsumeRetry;
+    if (index < 0 || ask === undefined || this.#free >= MAX_FREE_RETRIES) {
+      this.#decide(error, attemptNumber, index, false);
+      return;
+    }
+    invoke(
+      () => ask(error),
+      (consume) => this.#decide(error, attemptNumber, index, !consume),
+      (broken) => this.#broken(broken),
+    );
+  }
+
+  /** A matcher or a custom strategy threw (or a strategy returned no number): the call ends with that error rather than hang. */
+  #broken(error: unknown): void {
+    if (this.#done) return;
+    this.#finish();
+    this.out.reject(error);
+  }
+
+  /** Decides on a retry (a `free` one or not) once the error is known to fall to policy `index` (-1: none). */
+  #decide(error: unknown, attemptNumber: number, index: number, free: boolean): void {
+    // The caller's abort may have ended the call while an async predicate was pending.
+    if (this.#done) return;
+    const options = this.#options;
+    const scope = this.#scope;
+    const clock = scope.clock;
     const elapsed = clock.now() - this.#start;
     this.#state ??= new RetryState(options.policies);
     let decision: ReturnType<RetryState["decide"]>;
     try {
-      decision = this.#state.decide(error, elapsed, scope.random);
+      decision = this.#state.decide(index, error, elapsed, scope.random, free);
     } catch (broken) {
-      // A matcher or a custom strategy threw (or a strategy returned no number): end the call with that
-      // error rather than leave it hanging.
-      this.#finish();
-      this.out.reject(broken);
+      this.#broken(broken);
       return;
     }
     if (typeof decision === "string") {
@@ -197,7 +308,9 @@ export class RetryCall<T> {
       this.#giveUp(error, "budget", attemptNumber, elapsed);
       return;
     }
+    if (free) this.#free += 1;
     const { delay } = decision;
+    this.#idle += delay;
     this.#step.retrying(error, this.#retries, delay, attemptNumber, elapsed, decision.policy);
     // A callback may have aborted the caller's signal: stop before sleeping.
     if (this.#done) return;
@@ -222,12 +335,12 @@ export class RetryCall<T> {
     // The attempt's scope aborts with this one, right after.
     this.#attempt = undefined;
     this.#finish();
-    this.#giveUpAborted(this.#retries + 1);
+    this.#giveUpAborted(this.#waitingFirst ? 0 : this.#retries + 1);
   };
 
   #giveUpAborted(attempts: number): void {
     const reason = this.#scope.reason;
-    this.#step.gaveUp(reason, "aborted", attempts, this.#scope.clock.now() - this.#start, false);
+    this.#step.gaveUp(reason, "aborted", attempts, this.#scope.clock.now() - this.#start, this.#idle, false);
     this.out.reject(reason);
   }
 
@@ -235,13 +348,14 @@ export class RetryCall<T> {
   #giveUp(error: unknown, reason: GiveUpReason, attempts: number, elapsed: number): void {
     this.#finish();
     if (error instanceof RetryableResultError) {
-      this.#step.gaveUp(error.value, reason, attempts, elapsed, true);
+      this.#step.gaveUp(error.value, reason, attempts, elapsed, this.#idle, true);
       this.out.resolve(error.value as T);
       return;
     }
-    const final = error instanceof PermanentError && error.cause !== undefined ? error.cause : error;
-    report(final, { reason, attempts, elapsed });
-    this.#step.gaveUp(final, reason, attempts, elapsed, false);
+    const final = unwrapPermanent(error);
+    report(final, { reason, attempts, elapsed, idle: this.#idle });
+    addCallSite(final, this.#site);
+    this.#step.gaveUp(final, reason, attempts, elapsed, this.#idle, false);
     this.out.reject(final);
   }
 

@@ -32,7 +32,7 @@ function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
     // A value retryOnResult retries is a failure to the breaker too.
     list.push(
       new BreakerStep(resolved.breaker, {
-        handlesResult: resolved.retry.retryOnResult as (value: unknown) => boolean,
+        handlesResult: resolved.retry.retryOnResult as (value: unknown) => boolean | PromiseLike<boolean>,
       }),
     );
   }
@@ -127,28 +127,31 @@ export function retry<T>(
 }
 
 /**
- * The access wrapper: returns a function that calls `operation(context, ...args)` under `options`.
- * The options are checked once, here; a bad one throws at once.
+ * The access wrapper: returns a function that calls `operation(context, ...args)` under `options`, with
+ * the receiver it was called on: a wrapped method keeps its `this`. The options are checked once, here;
+ * a bad one throws at once.
  *
  * @example
  * const getUser = wrap(async ({ signal }, id: string) => fetchUser(id, signal), { timeout: 1000 });
  * const user = await getUser("42");
  */
-export function wrap<A extends unknown[], T>(
-  operation: (context: AttemptContext, ...args: A) => T | PromiseLike<T>,
+export function wrap<A extends unknown[], T, This = unknown>(
+  operation: (this: This, context: AttemptContext, ...args: A) => T | PromiseLike<T>,
   options?: RetryOptions<T>,
-): (...args: A) => Promise<T> {
+): (this: This, ...args: A) => Promise<T> {
   checkOperation(operation);
   const resolution = build(resolveOptions(options));
-  // Without arguments (the common case) a call allocates neither an argument list nor a closure.
-  const direct = (context: AttemptContext) => operation(context, ...([] as unknown as A));
-  return function wrapped(): Promise<T> {
+  // Called bare without arguments (the common case), a call allocates neither an argument list nor a
+  // closure.
+  const bare = operation as unknown as (context: AttemptContext) => T | PromiseLike<T>;
+  const direct = (context: AttemptContext) => bare(context);
+  return function wrapped(this: This): Promise<T> {
     // biome-ignore lint/complexity/noArguments: reading `arguments` (not a rest list) keeps the no-argument call free of allocations
-    if (arguments.length === 0) return run(resolution, direct);
+    if (arguments.length === 0 && this === undefined) return run(resolution, direct);
     // biome-ignore lint/complexity/noArguments: as above
     const args = Array.prototype.slice.call(arguments) as A;
-    return run(resolution, (context) => operation(context, ...args));
-  } as (...args: A) => Promise<T>;
+    return run(resolution, (context) => operation.call(this, context, ...args));
+  } as (this: This, ...args: A) => Promise<T>;
 }
 
 /**

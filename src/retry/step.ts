@@ -2,14 +2,15 @@
  * The retry step: runs the rest of the pipeline again while a policy allows, sleeping the backoff between
  * attempts. `retry(op, options)` is this step at the head of a pipeline built from the options.
  */
+import { callSite } from "../core/call-site.js";
 import type { Clock } from "../core/clock.js";
-import { RetryableResultError } from "../core/errors.js";
 import { type Disposable, Events, safeCall } from "../core/events.js";
 import { isThenable } from "../core/invoke.js";
 import type { GiveUpReason } from "../core/report.js";
 import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
 import { FINAL_AT_EDGE, type Next, type Step } from "../pipeline/step.js";
 import {
+  type ResolvedPolicy,
   type ResolvedRetry,
   type RetryEvent,
   type RetryStepOptions,
@@ -29,6 +30,8 @@ export interface GiveUpEvent {
   readonly attempts: number;
   /** Milliseconds from the first attempt to the decision. */
   readonly elapsed: number;
+  /** Of `elapsed`, the milliseconds slept in backoffs. */
+  readonly idle: number;
 }
 
 /** What the `success` event receives. */
@@ -38,6 +41,8 @@ export interface SuccessEvent<T = unknown> {
   readonly attempt: number;
   /** Milliseconds from the first attempt. */
   readonly elapsed: number;
+  /** Of `elapsed`, the milliseconds slept in backoffs. */
+  readonly idle: number;
 }
 
 /** What the `error` event receives after every failed attempt. */
@@ -62,10 +67,13 @@ export interface RetryEvents<T = unknown> extends Record<string, unknown> {
 export class RetryStep<T = unknown> implements Step {
   readonly [FINAL_AT_EDGE] = true;
   readonly resolved: ResolvedRetry<T>;
+  /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
+  readonly maxRetries: number;
   readonly #events: Events<RetryEvents<T>>;
 
   constructor(resolved: ResolvedRetry<T>) {
     this.resolved = resolved;
+    this.maxRetries = (resolved.policies[resolved.policies.length - 1] as ResolvedPolicy).maxRetries;
     this.#events = new Events<RetryEvents<T>>(resolved.onCallbackError);
   }
 
@@ -84,6 +92,7 @@ export class RetryStep<T = unknown> implements Step {
     if (
       scope.canAbort ||
       this.resolved.budget !== undefined ||
+      this.resolved.delayFirstAttempt ||
       scope.attempt !== 1 ||
       scope.retries !== 0 ||
       scope.elapsed !== 0
@@ -96,21 +105,35 @@ export class RetryStep<T = unknown> implements Step {
     // given, so that a call that succeeds at once (almost every call) costs one `then` on its promise.
     const resume = (error: unknown): PromiseLike<R> => {
       const call = new RetryCall(step, next, scope, start);
-      call.resume(error);
+      // The first failure: called synchronously by the caller, or in a reaction to the operation's
+      // promise whose own promise the caller awaits. Either way the caller's frames are on this stack.
+      call.resume(scope.takeBail() ?? error, callSite(resume));
       return call.out;
     };
     const settle = (value: R): R | PromiseLike<R> => {
-      let error: unknown;
-      try {
-        if (step.accepted(value, 1, scope.clock, start)) return value;
-        error = new RetryableResultError(value);
-      } catch (thrown) {
-        // retryOnResult threw: that is this attempt's error, as in the loop.
-        error = thrown;
+      if (scope.bailed !== undefined) return resume(undefined);
+      const retryOnResult = step.resolved.retryOnResult;
+      if (retryOnResult !== undefined) {
+        let verdict: unknown;
+        try {
+          verdict = retryOnResult(value);
+        } catch (thrown) {
+          // retryOnResult threw: that is this attempt's error, as in the loop.
+          return resume(thrown);
+        }
+        if (verdict) {
+          // A value to retry, or a verdict to wait for: through the loop.
+          const call = new RetryCall(step, next, scope, start);
+          call.resumeJudging(value, verdict);
+          return call.out;
+        }
       }
-      return resume(error);
+      step.succeeded(value, 1, scope.clock, start, 0);
+      return value;
     };
     let result: R | PromiseLike<R>;
+    scope.retriesLeft = this.maxRetries;
+    scope.retryAttempt = true;
     try {
       result = next(scope);
     } catch (error) {
@@ -125,18 +148,20 @@ export class RetryStep<T = unknown> implements Step {
     return call.out;
   }
 
-  /** True when `value` ends the call (retryOnResult does not ask for another attempt); tells whoever listens. */
-  accepted(value: T, attempt: number, clock: Clock, start: number): boolean {
+  /** When `value` ends the call (retryOnResult did not ask for another attempt): tells whoever listens. */
+  succeeded(value: T, attempt: number, clock: Clock, start: number, idle: number): void {
     const options = this.resolved;
-    if (options.retryOnResult?.(value)) return false;
     // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
     for (const backoff of options.successHooks) backoff.success?.();
     const onSuccess = options.onSuccess;
-    if (onSuccess !== undefined) safeCall(options.onCallbackError, "onSuccess", () => onSuccess(value));
-    if (this.#events.has("success")) {
-      this.#events.emit("success", { value, attempt, elapsed: clock.now() - start });
+    const listened = this.#events.has("success");
+    if (onSuccess === undefined && !listened) return;
+    const elapsed = clock.now() - start;
+    if (onSuccess !== undefined) {
+      const stats = { attempts: attempt, elapsed, idle };
+      safeCall(options.onCallbackError, "onSuccess", () => onSuccess(value, stats));
     }
-    return true;
+    if (listened) this.#events.emit("success", { value, attempt, elapsed, idle });
   }
 
   /** After every failed attempt: `onError` and the `error` event. */
@@ -172,10 +197,17 @@ export class RetryStep<T = unknown> implements Step {
   }
 
   /** When the call stops retrying: `onGiveUp` and the `giveUp` event. */
-  gaveUp(outcome: unknown, reason: GiveUpReason, attempts: number, elapsed: number, isValue: boolean): void {
+  gaveUp(
+    outcome: unknown,
+    reason: GiveUpReason,
+    attempts: number,
+    elapsed: number,
+    idle: number,
+    isValue: boolean,
+  ): void {
     const onGiveUp = this.resolved.onGiveUp;
     if (onGiveUp === undefined && !this.#events.has("giveUp")) return;
-    const event: GiveUpEvent = { reason, outcome, isValue, attempts, elapsed };
+    const event: GiveUpEvent = { reason, outcome, isValue, attempts, elapsed, idle };
     if (onGiveUp !== undefined) safeCall(this.resolved.onCallbackError, "onGiveUp", () => onGiveUp(event));
     this.#events.emit("giveUp", event);
   }

@@ -10,6 +10,7 @@ import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
 import { OptionError, TimeoutError } from "../core/errors.js";
 import type { Disposable } from "../core/events.js";
+import type { RetryStats } from "../core/report.js";
 import type { RetryOptions } from "../policy/options.js";
 
 export interface TelemetryOptions {
@@ -59,9 +60,9 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
       const { onSuccess, onError, onRetry } = given;
       return {
         ...given,
-        onSuccess: (value: T) => {
+        onSuccess: (value: T, stats: RetryStats) => {
           attempts.add(1, { ...base, "robustly.outcome": "success" });
-          onSuccess?.(value);
+          onSuccess?.(value, stats);
         },
         onError: (error: unknown, count: number) => {
           const outcome = error instanceof TimeoutError ? "timeout" : "failure";
