@@ -216,7 +216,7 @@ export class RetryCall<T> {
       this.#afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
       return;
     }
-    this.#step.succeeded(value, attemptNumber, this.#scope.clock, this.#start, this.#idle);
+    this.#step.accepted(value, attemptNumber, this.#scope.clock, this.#start, this.#idle);
     reportTo?.success();
     this.#finish();
     this.out.resolve(value);
