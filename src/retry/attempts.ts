@@ -44,61 +44,43 @@ const LEFT = new Error("the loop was left");
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
-/** One attempt as the loop yields it, and its report. */
-class LoopAttempt implements Attempt {
-  readonly #context: AttemptContext;
-  readonly #resolve: (value: unknown) => void;
-  readonly #reject: (error: unknown) => void;
-  /** Whether the body reported an outcome (the first report counts). */
-  reported = false;
+/** An attempt as the loop yields it, and whether the body reported its outcome (the first report counts). */
+interface LoopAttempt extends Attempt {
+  readonly reported: boolean;
+}
 
-  constructor(context: AttemptContext, resolve: (value: unknown) => void, reject: (error: unknown) => void) {
-    this.#context = context;
-    this.#resolve = resolve;
-    this.#reject = reject;
-  }
-
-  get signal(): AbortSignal {
-    return this.#context.signal;
-  }
-  get attempt(): number {
-    return this.#context.attempt;
-  }
-  get retries(): number {
-    return this.#context.retries;
-  }
-  get retriesLeft(): number {
-    return this.#context.retriesLeft;
-  }
-  get elapsed(): number {
-    return this.#context.elapsed;
-  }
-  get timeout(): number {
-    return this.#context.timeout;
-  }
-  get hedge(): number {
-    return this.#context.hedge;
-  }
-  get clock(): AttemptContext["clock"] {
-    return this.#context.clock;
-  }
-  get random(): AttemptContext["random"] {
-    return this.#context.random;
-  }
-  get bail(): (error?: unknown) => void {
-    return this.#context.bail;
-  }
-
-  failure = (error: unknown): void => {
-    if (this.reported) return;
-    this.reported = true;
-    this.#reject(error);
+function loopAttempt(
+  context: AttemptContext,
+  resolve: (value: unknown) => void,
+  reject: (error: unknown) => void,
+): LoopAttempt {
+  let reported = false;
+  const report = (settle: (outcome: unknown) => void) => (outcome?: unknown) => {
+    if (reported) return;
+    reported = true;
+    settle(outcome);
   };
-
-  success = (value?: unknown): void => {
-    if (this.reported) return;
-    this.reported = true;
-    this.#resolve(value);
+  return {
+    // Made when first read, as the context makes them.
+    get signal() {
+      return context.signal;
+    },
+    get bail() {
+      return context.bail;
+    },
+    attempt: context.attempt,
+    retries: context.retries,
+    retriesLeft: context.retriesLeft,
+    elapsed: context.elapsed,
+    timeout: context.timeout,
+    hedge: context.hedge,
+    clock: context.clock,
+    random: context.random,
+    get reported() {
+      return reported;
+    },
+    failure: report(reject),
+    success: report(resolve),
   };
 }
 
@@ -133,7 +115,7 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
     const call = retry(
       (context) =>
         new Promise((resolve, reject) => {
-          const attempt = new LoopAttempt(context, resolve, reject);
+          const attempt = loopAttempt(context, resolve, reject);
           const wanted = this.#wanted;
           this.#wanted = undefined;
           if (wanted === undefined) this.#ready = attempt;
@@ -167,7 +149,7 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
         this.#wanted = resolve;
       }));
     this.#ready = undefined;
-    if (!(next instanceof LoopAttempt)) return this.#end(next);
+    if ("ok" in next) return this.#end(next);
     this.#current = next;
     return { done: false, value: next };
   }
