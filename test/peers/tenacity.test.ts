@@ -95,6 +95,28 @@ describe("statistics on success and on failure", () => {
     expect(given).toEqual([{ idle: 300, attempts: 3, elapsed: 330 }]);
   });
 
+  it("a sleep the caller's abort cut short counts as far as it went", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    const given: number[] = [];
+    const call = retry(
+      () => {
+        throw new Error("down");
+      },
+      {
+        clock,
+        signal: controller.signal,
+        backoff: backoff.constant({ base: 1000 }),
+        jitter: none,
+        onGiveUp: ({ idle }) => given.push(idle),
+      },
+    ).catch(() => undefined);
+    await clock.advance(1300);
+    controller.abort(new Error("stop"));
+    await call;
+    expect(given).toEqual([1300]);
+  });
+
   it("idle is the sum of the waits onRetry announced, and never more than elapsed", async () => {
     await fc.assert(
       fc.asyncProperty(
