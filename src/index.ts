@@ -152,6 +152,7 @@ export {
   type RetryRule,
   type RetryStepOptions,
 } from "./policy/options.js";
+export { type Attempt, type AttemptsOptions, attempts } from "./retry/attempts.js";
 export { delays } from "./retry/delays.js";
 export { retry, retryPipeline, wrap } from "./retry/retry.js";
 export {

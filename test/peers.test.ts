@@ -14,7 +14,7 @@ import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { BACKOFF_SCHEMAS } from "../src/backoff/schema.js";
 import { JITTER_SCHEMAS } from "../src/jitter/schema.js";
-import { drive } from "./support/drive.js";
+import { drive, retried } from "./support/drive.js";
 
 const steady = { backoff: backoff.constant({ base: 1000 }), jitter: jitter.none() };
 
@@ -152,148 +152,107 @@ describe("predicates that answer with a promise", () => {
   }
 
   it("retryOn answering Promise<false> is awaited, not taken as true", async () => {
-    const clock = new VirtualClock();
     const calls: number[] = [];
     const error = new Transient("no");
-    const result = await drive(
-      clock,
-      retry(failing([error, error], calls), { clock, ...steady, retryOn: async () => false }),
-    );
+    const result = await retried(failing([error, error], calls), { ...steady, retryOn: async () => false });
     expect(result).toEqual({ ok: false, error });
     expect(calls).toEqual([1]);
     expect(retryReport(error)?.reason).toBe("not-retryable");
   });
 
   it("retryOn answering Promise<true> retries", async () => {
-    const clock = new VirtualClock();
     const calls: number[] = [];
-    const result = await drive(
-      clock,
-      retry(failing([new Transient("a"), new Transient("b")], calls), {
-        clock,
-        ...steady,
-        retryOn: (e) => Promise.resolve(e instanceof Transient),
-      }),
-    );
+    const result = await retried(failing([new Transient("a"), new Transient("b")], calls), {
+      ...steady,
+      retryOn: (e) => Promise.resolve(e instanceof Transient),
+    });
     expect(result).toEqual({ ok: true, value: 3 });
     expect(calls).toEqual([1, 2, 3]);
   });
 
   it("a rule's when answering Promise<false> lets the next rule or the top level decide", async () => {
-    const clock = new VirtualClock();
     const granted: number[] = [];
-    const result = await drive(
-      clock,
-      retry(failing([new Transient("a")], []), {
-        clock,
-        ...steady,
-        rules: [
-          { when: async () => false, backoff: backoff.constant({ base: 5000 }) },
-          { when: async (e) => e instanceof Transient, backoff: backoff.constant({ base: 70 }) },
-        ],
-        onRetry: ({ rule, delay }) => granted.push(rule, delay),
-      }),
-    );
+    const result = await retried(failing([new Transient("a")], []), {
+      ...steady,
+      rules: [
+        { when: async () => false, backoff: backoff.constant({ base: 5000 }) },
+        { when: async (e) => e instanceof Transient, backoff: backoff.constant({ base: 70 }) },
+      ],
+      onRetry: ({ rule, delay }) => granted.push(rule, delay),
+    });
     expect(result).toEqual({ ok: true, value: 2 });
     expect(granted).toEqual([1, 70]);
   });
 
   it("an async matcher that rejects ends the call with its rejection, as one that throws does", async () => {
-    const clock = new VirtualClock();
     const broken = new Error("matcher down");
     const calls: number[] = [];
-    const rejecting = await drive(
-      clock,
-      retry(failing([new Transient("a"), new Transient("b")], calls), {
-        clock,
-        ...steady,
-        retryOn: () => Promise.reject(broken),
-      }),
-    );
+    const rejecting = await retried(failing([new Transient("a"), new Transient("b")], calls), {
+      ...steady,
+      retryOn: () => Promise.reject(broken),
+    });
     expect(rejecting).toEqual({ ok: false, error: broken });
     expect(calls).toEqual([1]);
-    const inRule = await drive(
-      clock,
-      retry(failing([new Transient("a")], []), {
-        clock,
-        ...steady,
-        rules: [{ when: () => Promise.reject(broken) }],
-      }),
-    );
+    const inRule = await retried(failing([new Transient("a")], []), {
+      ...steady,
+      rules: [{ when: () => Promise.reject(broken) }],
+    });
     expect(inRule).toEqual({ ok: false, error: broken });
   });
 
   it("retryOnResult answering Promise<false> accepts the value; Promise<true> retries it", async () => {
-    const clock = new VirtualClock();
     let polls = 0;
-    const accepted = await drive(
-      clock,
-      retry(
-        () => {
-          polls += 1;
-          return "pending";
-        },
-        { clock, ...steady, retryOnResult: async () => false },
-      ),
+    const accepted = await retried(
+      () => {
+        polls += 1;
+        return "pending";
+      },
+      { ...steady, retryOnResult: async () => false },
     );
     expect(accepted).toEqual({ ok: true, value: "pending" });
     expect(polls).toBe(1);
     polls = 0;
     const successes: unknown[] = [];
-    const retried = await drive(
-      clock,
-      retry(() => (++polls < 3 ? "pending" : "done"), {
-        clock,
-        ...steady,
-        retryOnResult: async (value) => value === "pending",
-        onSuccess: (value) => successes.push(value),
-      }),
-    );
-    expect(retried).toEqual({ ok: true, value: "done" });
+    const again = await retried(() => (++polls < 3 ? "pending" : "done"), {
+      ...steady,
+      retryOnResult: async (value) => value === "pending",
+      onSuccess: (value) => successes.push(value),
+    });
+    expect(again).toEqual({ ok: true, value: "done" });
     expect(polls).toBe(3);
     expect(successes).toEqual(["done"]);
   });
 
   it("retryOnResult's rejection is that attempt's error, as its throw is: retried, and the last one ends the call", async () => {
-    const clock = new VirtualClock();
     const broken = new Error("check failed");
     let polls = 0;
     const errors: unknown[] = [];
-    const result = await drive(
-      clock,
-      retry(
-        () => {
-          polls += 1;
-          return polls;
-        },
-        {
-          clock,
-          ...steady,
-          maxRetries: 2,
-          retryOnResult: (n) => (n < 3 ? Promise.reject(broken) : Promise.resolve(false)),
-          onError: (error) => errors.push(error),
-        },
-      ),
+    const result = await retried(
+      () => {
+        polls += 1;
+        return polls;
+      },
+      {
+        ...steady,
+        maxRetries: 2,
+        retryOnResult: (n) => (n < 3 ? Promise.reject(broken) : Promise.resolve(false)),
+        onError: (error) => errors.push(error),
+      },
     );
     expect(result).toEqual({ ok: true, value: 3 });
     expect(errors).toEqual([broken, broken]);
   });
 
   it("with an async retryOnResult, also when the call has a signal and a timeout (the loop, not the fast path)", async () => {
-    const clock = new VirtualClock();
     const controller = new AbortController();
     let polls = 0;
-    const result = await drive(
-      clock,
-      retry(() => ++polls, {
-        clock,
-        ...steady,
-        timeout: 10_000,
-        signal: controller.signal,
-        retryOnResult: async (n) => n < 2,
-        retryOn: async () => true,
-      }),
-    );
+    const result = await retried(() => ++polls, {
+      ...steady,
+      timeout: 10_000,
+      signal: controller.signal,
+      retryOnResult: async (n) => n < 2,
+      retryOn: async () => true,
+    });
     expect(result).toEqual({ ok: true, value: 2 });
   });
 
@@ -328,10 +287,13 @@ describe("predicates that answer with a promise", () => {
     const clock = new VirtualClock();
     const breaker = circuitBreaker({ consecutiveFailures: 2, clock });
     let polls = 0;
-    const result = await drive(
+    const result = await retried(() => ++polls, {
       clock,
-      retry(() => ++polls, { clock, ...steady, breaker, maxRetries: 5, retryOnResult: async () => true }),
-    );
+      ...steady,
+      breaker,
+      maxRetries: 5,
+      retryOnResult: async () => true,
+    });
     // Two values counted as failures open the circuit: the third attempt is refused.
     expect(result.ok).toBe(false);
     expect(polls).toBe(2);
@@ -427,34 +389,22 @@ describe("the caller's stack after retries", () => {
 
   it("a frozen error, or an outcome that is no Error, comes out as it was", async () => {
     const clock = new VirtualClock();
+    const endsWith = (thrown: unknown) =>
+      drive(
+        clock,
+        callerOfRetry(() =>
+          retry(
+            async () => {
+              throw thrown;
+            },
+            { clock, ...steady, maxRetries: 1 },
+          ),
+        ),
+      );
     const frozen = Object.freeze(new Flaky("frozen"));
     const stack = frozen.stack;
-    expect(
-      await drive(
-        clock,
-        callerOfRetry(() =>
-          retry(
-            async () => {
-              throw frozen;
-            },
-            { clock, ...steady, maxRetries: 1 },
-          ),
-        ),
-      ),
-    ).toEqual({ ok: false, error: frozen });
+    expect(await endsWith(frozen)).toEqual({ ok: false, error: frozen });
     expect(frozen.stack).toBe(stack);
-    expect(
-      await drive(
-        clock,
-        callerOfRetry(() =>
-          retry(
-            async () => {
-              throw "plain";
-            },
-            { clock, ...steady, maxRetries: 1 },
-          ),
-        ),
-      ),
-    ).toEqual({ ok: false, error: "plain" });
+    expect(await endsWith("plain")).toEqual({ ok: false, error: "plain" });
   });
 });

@@ -22,21 +22,6 @@ export type { RandomOptions } from "./random.js";
 export type { SlottedOptions } from "./slotted.js";
 export type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
 
-markFactories(
-  exponential,
-  linear,
-  fibonacci,
-  polynomial,
-  random,
-  constant,
-  none,
-  slotted,
-  chain,
-  plus,
-  capped,
-  scaled,
-);
-
 /** Every built-in backoff strategy, and the functions that build backoffs from backoffs. */
 export const backoff = Object.freeze({
   exponential,
@@ -52,3 +37,5 @@ export const backoff = Object.freeze({
   capped,
   scaled,
 });
+
+markFactories(...Object.values(backoff));

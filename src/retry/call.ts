@@ -44,6 +44,8 @@ export class RetryCall<T> {
   #done = false;
   /** Milliseconds slept in backoffs (the first delay of `delayFirstAttempt` aside). */
   #idle = 0;
+  /** When the backoff sleep in progress began. */
+  #sleptFrom: number | undefined;
   /** Sleeping the first delay, before any attempt (`delayFirstAttempt`). */
   #waitingFirst = false;
   /** Retries `shouldConsumeRetry` made free. */
@@ -216,7 +218,7 @@ export class RetryCall<T> {
       this.#afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
       return;
     }
-    this.#step.succeeded(value, attemptNumber, this.#scope.clock, this.#start, this.#idle);
+    this.#step.accepted(value, attemptNumber, this.#scope.clock, this.#start, this.#idle);
     reportTo?.success();
     this.#finish();
     this.out.resolve(value);
@@ -310,7 +312,6 @@ export class RetryCall<T> {
     }
     if (free) this.#free += 1;
     const { delay } = decision;
-    this.#idle += delay;
     this.#step.retrying(error, this.#retries, delay, attemptNumber, elapsed, decision.policy);
     // A callback may have aborted the caller's signal: stop before sleeping.
     if (this.#done) return;
@@ -319,12 +320,21 @@ export class RetryCall<T> {
       this.#giveUpAborted(attemptNumber);
       return;
     }
+    this.#sleptFrom = clock.now();
     this.#cancelTimer = clock.setTimer(delay, this.#wake);
+  }
+
+  /** Adds the backoff sleep in progress, if any, to the time slept. */
+  #woke(): void {
+    if (this.#sleptFrom === undefined) return;
+    this.#idle += this.#scope.clock.now() - this.#sleptFrom;
+    this.#sleptFrom = undefined;
   }
 
   readonly #wake = (): void => {
     this.#cancelTimer = undefined;
     if (this.#done) return;
+    this.#woke();
     this.#retries += 1;
     this.#attemptNow();
   };
@@ -339,6 +349,7 @@ export class RetryCall<T> {
   };
 
   #giveUpAborted(attempts: number): void {
+    this.#woke();
     const reason = this.#scope.reason;
     this.#step.gaveUp(reason, "aborted", attempts, this.#scope.clock.now() - this.#start, this.#idle, false);
     this.out.reject(reason);

@@ -128,7 +128,7 @@ export class RetryStep<T = unknown> implements Step {
           return call.out;
         }
       }
-      step.succeeded(value, 1, scope.clock, start, 0);
+      step.accepted(value, 1, scope.clock, start, 0);
       return value;
     };
     let result: R | PromiseLike<R>;
@@ -149,7 +149,7 @@ export class RetryStep<T = unknown> implements Step {
   }
 
   /** When `value` ends the call (retryOnResult did not ask for another attempt): tells whoever listens. */
-  succeeded(value: T, attempt: number, clock: Clock, start: number, idle: number): void {
+  accepted(value: T, attempt: number, clock: Clock, start: number, idle: number): void {
     const options = this.resolved;
     // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
     for (const backoff of options.successHooks) backoff.success?.();

@@ -11,7 +11,7 @@ import {
 } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
-import { drive } from "../support/drive.js";
+import { drive, retried } from "../support/drive.js";
 
 const steady = { backoff: backoff.constant({ base: 1000 }), jitter: jitter.none() };
 
@@ -19,21 +19,17 @@ class Unauthorized extends Error {}
 
 describe("context.bail", () => {
   it("stops retrying and rejects with the error given, whatever the attempt then answers", async () => {
-    const clock = new VirtualClock();
     const denied = new Unauthorized("403");
     let attempts = 0;
     const errors: unknown[] = [];
-    const result = await drive(
-      clock,
-      retry(
-        async ({ attempt, bail }) => {
-          attempts += 1;
-          if (attempt === 1) throw new Error("flaky");
-          bail(denied);
-          return "ignored";
-        },
-        { clock, ...steady, maxRetries: 5, onError: (error) => errors.push(error) },
-      ),
+    const result = await retried(
+      async ({ attempt, bail }) => {
+        attempts += 1;
+        if (attempt === 1) throw new Error("flaky");
+        bail(denied);
+        return "ignored";
+      },
+      { ...steady, maxRetries: 5, onError: (error) => errors.push(error) },
     );
     expect(result).toEqual({ ok: false, error: denied });
     expect(attempts).toBe(2);
@@ -41,7 +37,6 @@ describe("context.bail", () => {
   });
 
   it("on the first attempt too, sync or async, and when the attempt then throws something else", async () => {
-    const clock = new VirtualClock();
     const denied = new Unauthorized("403");
     for (const operation of [
       ({ bail }: { bail: (e?: unknown) => void }) => {
@@ -54,15 +49,12 @@ describe("context.bail", () => {
       },
     ]) {
       let attempts = 0;
-      const result = await drive(
-        clock,
-        retry(
-          (context) => {
-            attempts += 1;
-            return operation(context);
-          },
-          { clock, ...steady },
-        ),
+      const result = await retried(
+        (context) => {
+          attempts += 1;
+          return operation(context);
+        },
+        { ...steady },
       );
       expect(result).toEqual({ ok: false, error: denied });
       expect(attempts).toBe(1);
@@ -81,24 +73,21 @@ describe("context.bail", () => {
     const clock = new VirtualClock();
     const denied = new Unauthorized("403");
     let attempts = 0;
-    const result = await drive(
-      clock,
-      retry(
-        ({ attempt, bail }) => {
-          attempts += 1;
-          if (attempt < 3) throw new Error("flaky");
-          bail(denied);
-          return "ignored";
-        },
-        {
-          clock,
-          ...steady,
-          timeout: 5000,
-          hedge: { delay: 10_000, hedgeOnFailure: false },
-          breaker: circuitBreaker({ clock }),
-          signal: new AbortController().signal,
-        },
-      ),
+    const result = await retried(
+      ({ attempt, bail }) => {
+        attempts += 1;
+        if (attempt < 3) throw new Error("flaky");
+        bail(denied);
+        return "ignored";
+      },
+      {
+        clock,
+        ...steady,
+        timeout: 5000,
+        hedge: { delay: 10_000, hedgeOnFailure: false },
+        breaker: circuitBreaker({ clock }),
+        signal: new AbortController().signal,
+      },
     );
     expect(result).toEqual({ ok: false, error: denied });
     expect(attempts).toBe(3);

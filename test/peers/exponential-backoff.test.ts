@@ -2,29 +2,28 @@
 // attempt).
 import { backOff } from "exponential-backoff";
 import fc from "fast-check";
-import { backoff, fromConfig, jitter, OptionError, retry, retryReport, steps } from "robustly";
+import {
+  backoff,
+  fromConfig,
+  jitter,
+  OptionError,
+  type RetryOptions,
+  retry,
+  retryReport,
+  steps,
+} from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { drive } from "../support/drive.js";
+import { retried } from "../support/drive.js";
 
-/** When each attempt began on `clock`, for an operation failing `failures` times. */
-async function attemptTimes(
-  clock: VirtualClock,
-  failures: number,
-  options: Parameters<typeof retry>[1],
-): Promise<number[]> {
+/** When each attempt began, on a new virtual clock, for an operation failing `failures` times. */
+async function attemptTimes(failures: number, options: RetryOptions): Promise<number[]> {
   const times: number[] = [];
-  await drive(
-    clock,
-    retry(
-      () => {
-        times.push(clock.now());
-        if (times.length <= failures) throw new Error("down");
-        return "done";
-      },
-      { clock, ...options },
-    ),
-  );
+  await retried(({ clock }) => {
+    times.push(clock.now());
+    if (times.length <= failures) throw new Error("down");
+    return "done";
+  }, options);
   return times;
 }
 
@@ -34,8 +33,7 @@ describe("delayFirstAttempt", () => {
   });
 
   it("waits the first delay before the first attempt; the retries go on from the next one", async () => {
-    const clock = new VirtualClock();
-    const times = await attemptTimes(clock, 2, {
+    const times = await attemptTimes(2, {
       delayFirstAttempt: true,
       backoff: backoff.exponential({ base: 100 }),
       jitter: jitter.none(),
@@ -69,7 +67,7 @@ describe("delayFirstAttempt", () => {
           while (theirs.length <= failures) await vi.advanceTimersToNextTimerAsync();
           await done;
           vi.useRealTimers();
-          const ours = await attemptTimes(new VirtualClock(), failures, {
+          const ours = await attemptTimes(failures, {
             delayFirstAttempt: true,
             maxRetries: 9,
             backoff: backoff.exponential({ base, multiplier }),
@@ -83,26 +81,21 @@ describe("delayFirstAttempt", () => {
   });
 
   it("the wait is not a retry: maxRetries, retries, elapsed and onRetry count from the first attempt", async () => {
-    const clock = new VirtualClock();
     const seen: [number, number][] = [];
-    const retried: number[] = [];
+    const announced: number[] = [];
     const error = new Error("down");
-    const result = await drive(
-      clock,
-      retry(
-        ({ retries, elapsed }) => {
-          seen.push([retries, elapsed]);
-          throw error;
-        },
-        {
-          clock,
-          delayFirstAttempt: true,
-          maxRetries: 2,
-          backoff: backoff.constant({ base: 1000 }),
-          jitter: jitter.none(),
-          onRetry: ({ retries }) => retried.push(retries),
-        },
-      ),
+    const result = await retried(
+      ({ retries, elapsed }) => {
+        seen.push([retries, elapsed]);
+        throw error;
+      },
+      {
+        delayFirstAttempt: true,
+        maxRetries: 2,
+        backoff: backoff.constant({ base: 1000 }),
+        jitter: jitter.none(),
+        onRetry: ({ retries }) => announced.push(retries),
+      },
     );
     expect(result).toEqual({ ok: false, error });
     expect(seen).toEqual([
@@ -110,7 +103,7 @@ describe("delayFirstAttempt", () => {
       [1, 1000],
       [2, 2000],
     ]);
-    expect(retried).toEqual([0, 1]);
+    expect(announced).toEqual([0, 1]);
     expect(retryReport(error)).toMatchObject({ reason: "retries", attempts: 3, elapsed: 2000 });
   });
 

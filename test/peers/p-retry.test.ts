@@ -1,19 +1,10 @@
 // What p-retry's users reach for: shouldConsumeRetry (a failure that retries without using up a retry)
 // and retriesLeft in the attempt's context.
 import fc from "fast-check";
-import {
-  backoff,
-  jitter,
-  MAX_FREE_RETRIES,
-  OptionError,
-  pipeline,
-  retry,
-  retryReport,
-  steps,
-} from "robustly";
+import { backoff, jitter, MAX_FREE_RETRIES, OptionError, pipeline, retryReport, steps } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
-import { drive } from "../support/drive.js";
+import { retried } from "../support/drive.js";
 
 class RateLimited extends Error {}
 class Transient extends Error {}
@@ -33,7 +24,6 @@ function scripted(errors: unknown[], seen: { attempt: number; retriesLeft: numbe
 
 describe("shouldConsumeRetry", () => {
   it("a failure it calls free retries without using up maxRetries", async () => {
-    const clock = new VirtualClock();
     const errors = [
       new RateLimited(),
       new RateLimited(),
@@ -41,74 +31,56 @@ describe("shouldConsumeRetry", () => {
       new Transient(),
       new Transient(),
     ];
-    const result = await drive(
-      clock,
-      retry(scripted(errors), {
-        clock,
-        maxRetries: 1,
-        backoff: backoff.constant({ base: 100 }),
-        jitter: none,
-        shouldConsumeRetry: (error) => !(error instanceof RateLimited),
-      }),
-    );
+    const result = await retried(scripted(errors), {
+      maxRetries: 1,
+      backoff: backoff.constant({ base: 100 }),
+      jitter: none,
+      shouldConsumeRetry: (error) => !(error instanceof RateLimited),
+    });
     expect(result).toEqual({ ok: false, error: errors[4] });
     expect(retryReport(errors[4])).toMatchObject({ reason: "retries", attempts: 5 });
   });
 
   it("a free retry waits the delay of the next counted one: the backoff does not advance", async () => {
-    const clock = new VirtualClock();
     const delays: number[] = [];
     const errors = [new Transient(), new RateLimited(), new RateLimited(), new Transient(), new Transient()];
-    await drive(
-      clock,
-      retry(scripted(errors), {
-        clock,
-        maxRetries: 2,
-        backoff: backoff.exponential({ base: 100 }),
-        jitter: none,
-        shouldConsumeRetry: (error) => !(error instanceof RateLimited),
-        onRetry: ({ delay }) => delays.push(delay),
-      }),
-    );
+    await retried(scripted(errors), {
+      maxRetries: 2,
+      backoff: backoff.exponential({ base: 100 }),
+      jitter: none,
+      shouldConsumeRetry: (error) => !(error instanceof RateLimited),
+      onRetry: ({ delay }) => delays.push(delay),
+    });
     expect(delays).toEqual([100, 200, 200, 200]);
   });
 
   it("context.retries counts every retry, retriesLeft only the counted ones", async () => {
-    const clock = new VirtualClock();
     const seen: { attempt: number; retriesLeft: number; elapsed: number }[] = [];
     const retries: number[] = [];
-    await drive(
-      clock,
-      retry(
-        (ctx) => {
-          retries.push(ctx.retries);
-          return scripted([new Transient(), new RateLimited(), new Transient()], seen)(ctx);
-        },
-        {
-          clock,
-          maxRetries: 2,
-          backoff: backoff.none(),
-          shouldConsumeRetry: (error) => !(error instanceof RateLimited),
-        },
-      ),
+    await retried(
+      (ctx) => {
+        retries.push(ctx.retries);
+        return scripted([new Transient(), new RateLimited(), new Transient()], seen)(ctx);
+      },
+      {
+        maxRetries: 2,
+        backoff: backoff.none(),
+        shouldConsumeRetry: (error) => !(error instanceof RateLimited),
+      },
     );
     expect(retries).toEqual([0, 1, 2, 3]);
     expect(seen.map((s) => s.retriesLeft)).toEqual([2, 1, 1, 0]);
   });
 
   it(`at most ${MAX_FREE_RETRIES} retries of a call are free; after that each one counts`, async () => {
-    const clock = new VirtualClock();
     let attempts = 0;
     const error = new RateLimited();
-    const result = await drive(
-      clock,
-      retry(
-        () => {
-          attempts += 1;
-          throw error;
-        },
-        { clock, maxRetries: 2, backoff: backoff.none(), shouldConsumeRetry: () => false },
-      ),
+    const result = await retried(
+      () => {
+        attempts += 1;
+        throw error;
+      },
+      { maxRetries: 2, backoff: backoff.none(), shouldConsumeRetry: () => false },
     );
     expect(result.ok).toBe(false);
     expect(attempts).toBe(MAX_FREE_RETRIES + 3);
@@ -116,49 +88,38 @@ describe("shouldConsumeRetry", () => {
   });
 
   it("free retries still count against maxElapsed", async () => {
-    const clock = new VirtualClock();
     const seen: { attempt: number; retriesLeft: number; elapsed: number }[] = [];
     const errors = Array.from({ length: 20 }, () => new RateLimited());
-    const result = await drive(
-      clock,
-      retry(scripted(errors, seen), {
-        clock,
-        maxRetries: 0,
-        maxElapsed: 3500,
-        backoff: backoff.constant({ base: 1000 }),
-        jitter: none,
-        shouldConsumeRetry: () => false,
-      }),
-    );
+    const result = await retried(scripted(errors, seen), {
+      maxRetries: 0,
+      maxElapsed: 3500,
+      backoff: backoff.constant({ base: 1000 }),
+      jitter: none,
+      shouldConsumeRetry: () => false,
+    });
     expect(result.ok).toBe(false);
     expect(seen.map((s) => s.elapsed)).toEqual([0, 1000, 2000, 3000]);
     expect(retryReport(errors[3])?.reason).toBe("elapsed");
   });
 
   it("is asked only of errors that are retried at all, and may answer with a promise", async () => {
-    const clock = new VirtualClock();
     const asked: unknown[] = [];
     const fatal = new TypeError("bug");
-    const result = await drive(
-      clock,
-      retry(scripted([new RateLimited(), fatal]), {
-        clock,
-        maxRetries: 0,
-        backoff: backoff.none(),
-        retryOn: RateLimited,
-        shouldConsumeRetry: async (error) => {
-          asked.push(error);
-          return false;
-        },
-      }),
-    );
+    const result = await retried(scripted([new RateLimited(), fatal]), {
+      maxRetries: 0,
+      backoff: backoff.none(),
+      retryOn: RateLimited,
+      shouldConsumeRetry: async (error) => {
+        asked.push(error);
+        return false;
+      },
+    });
     expect(result).toEqual({ ok: false, error: fatal });
     expect(asked).toHaveLength(1);
     expect(retryReport(fatal)?.reason).toBe("not-retryable");
   });
 
   it("one that throws or rejects ends the call with that error, as p-retry's does", async () => {
-    const clock = new VirtualClock();
     const broken = new Error("predicate down");
     for (const shouldConsumeRetry of [
       () => {
@@ -166,14 +127,10 @@ describe("shouldConsumeRetry", () => {
       },
       () => Promise.reject(broken),
     ]) {
-      const result = await drive(
-        clock,
-        retry(scripted([new Transient(), new Transient()]), {
-          clock,
-          backoff: backoff.none(),
-          shouldConsumeRetry,
-        }),
-      );
+      const result = await retried(scripted([new Transient(), new Transient()]), {
+        backoff: backoff.none(),
+        shouldConsumeRetry,
+      });
       expect(result).toEqual({ ok: false, error: broken });
     }
   });
@@ -193,13 +150,9 @@ describe("retriesLeft", () => {
         fc.integer({ min: 0, max: 8 }),
         fc.integer({ min: 0, max: 10 }),
         async (max, failures) => {
-          const clock = new VirtualClock();
           const seen: { attempt: number; retriesLeft: number; elapsed: number }[] = [];
           const errors = Array.from({ length: failures }, () => new Transient());
-          await drive(
-            clock,
-            retry(scripted(errors, seen), { clock, maxRetries: max, backoff: backoff.none() }),
-          );
+          await retried(scripted(errors, seen), { maxRetries: max, backoff: backoff.none() });
           expect(seen.map((s) => s.retriesLeft)).toEqual(seen.map((_, i) => max - i));
         },
       ),
@@ -209,28 +162,20 @@ describe("retriesLeft", () => {
   it("is Infinity with no limit, and outside any retry step", async () => {
     const clock = new VirtualClock();
     const seen: { attempt: number; retriesLeft: number; elapsed: number }[] = [];
-    await drive(
-      clock,
-      retry(scripted([new Transient()], seen), { clock, maxRetries: -1, backoff: backoff.none() }),
-    );
+    await retried(scripted([new Transient()], seen), { maxRetries: -1, backoff: backoff.none() });
     expect(seen.map((s) => s.retriesLeft)).toEqual([Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY]);
     const outside = await pipeline(steps.timeout(1000)).execute(({ retriesLeft }) => retriesLeft, { clock });
     expect(outside).toBe(Number.POSITIVE_INFINITY);
   });
 
   it("is the nearest retry step's, also when the call has a signal (the loop) or a timeout", async () => {
-    const clock = new VirtualClock();
     const seen: { attempt: number; retriesLeft: number; elapsed: number }[] = [];
-    await drive(
-      clock,
-      retry(scripted([new Transient(), new Transient()], seen), {
-        clock,
-        maxRetries: 4,
-        timeout: 1000,
-        signal: new AbortController().signal,
-        backoff: backoff.none(),
-      }),
-    );
+    await retried(scripted([new Transient(), new Transient()], seen), {
+      maxRetries: 4,
+      timeout: 1000,
+      signal: new AbortController().signal,
+      backoff: backoff.none(),
+    });
     expect(seen.map((s) => s.retriesLeft)).toEqual([4, 3, 2]);
   });
 });

@@ -16,7 +16,7 @@ import {
 } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
-import { drive } from "../support/drive.js";
+import { retried } from "../support/drive.js";
 
 const none = jitter.none();
 
@@ -41,22 +41,19 @@ describe("statistics on success and on failure", () => {
     const clock = new VirtualClock();
     const stats: RetryStats[] = [];
     let calls = 0;
-    const result = await drive(
-      clock,
-      retry(
-        async () => {
-          calls += 1;
-          await clock.sleep(50);
-          if (calls < 3) throw new Error("again");
-          return "ok";
-        },
-        {
-          clock,
-          backoff: backoff.constant({ base: 1000 }),
-          jitter: none,
-          onSuccess: (_value, s) => stats.push(s),
-        },
-      ),
+    const result = await retried(
+      async () => {
+        calls += 1;
+        await clock.sleep(50);
+        if (calls < 3) throw new Error("again");
+        return "ok";
+      },
+      {
+        clock,
+        backoff: backoff.constant({ base: 1000 }),
+        jitter: none,
+        onSuccess: (_value, s) => stats.push(s),
+      },
     );
     expect(result).toEqual({ ok: true, value: "ok" });
     expect(stats).toEqual([{ attempts: 3, elapsed: 2150, idle: 2000 }]);
@@ -81,24 +78,43 @@ describe("statistics on success and on failure", () => {
     const clock = new VirtualClock();
     const error = new Error("down");
     const given: unknown[] = [];
-    await drive(
-      clock,
-      retry(
-        async () => {
-          await clock.sleep(10);
-          throw error;
-        },
-        {
-          clock,
-          maxRetries: 2,
-          backoff: backoff.linear({ base: 100, interval: 100 }),
-          jitter: none,
-          onGiveUp: ({ idle, attempts, elapsed }) => given.push({ idle, attempts, elapsed }),
-        },
-      ),
+    await retried(
+      async () => {
+        await clock.sleep(10);
+        throw error;
+      },
+      {
+        clock,
+        maxRetries: 2,
+        backoff: backoff.linear({ base: 100, interval: 100 }),
+        jitter: none,
+        onGiveUp: ({ idle, attempts, elapsed }) => given.push({ idle, attempts, elapsed }),
+      },
     );
     expect(retryReport(error)).toEqual({ reason: "retries", attempts: 3, elapsed: 330, idle: 300 });
     expect(given).toEqual([{ idle: 300, attempts: 3, elapsed: 330 }]);
+  });
+
+  it("a sleep the caller's abort cut short counts as far as it went", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    const given: number[] = [];
+    const call = retry(
+      () => {
+        throw new Error("down");
+      },
+      {
+        clock,
+        signal: controller.signal,
+        backoff: backoff.constant({ base: 1000 }),
+        jitter: none,
+        onGiveUp: ({ idle }) => given.push(idle),
+      },
+    ).catch(() => undefined);
+    await clock.advance(1300);
+    controller.abort(new Error("stop"));
+    await call;
+    expect(given).toEqual([1300]);
   });
 
   it("idle is the sum of the waits onRetry announced, and never more than elapsed", async () => {
@@ -113,25 +129,22 @@ describe("statistics on success and on failure", () => {
           const waits: number[] = [];
           let stats: RetryStats | undefined;
           let calls = 0;
-          await drive(
-            clock,
-            retry(
-              async () => {
-                calls += 1;
-                await clock.sleep(work);
-                if (calls <= failures) throw new Error("again");
+          await retried(
+            async () => {
+              calls += 1;
+              await clock.sleep(work);
+              if (calls <= failures) throw new Error("again");
+            },
+            {
+              clock,
+              random: seededRandom(seed),
+              maxRetries: 10,
+              backoff: b,
+              onRetry: ({ delay }) => waits.push(delay),
+              onSuccess: (_v, s) => {
+                stats = s;
               },
-              {
-                clock,
-                random: seededRandom(seed),
-                maxRetries: 10,
-                backoff: b,
-                onRetry: ({ delay }) => waits.push(delay),
-                onSuccess: (_v, s) => {
-                  stats = s;
-                },
-              },
-            ),
+            },
           );
           const slept = waits.reduce((sum, w) => sum + w, 0);
           expect(stats?.attempts).toBe(failures + 1);

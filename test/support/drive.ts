@@ -1,4 +1,5 @@
 import { getEventListeners } from "node:events";
+import { type AttemptContext, type RetryOptions, retry } from "robustly";
 import { VirtualClock } from "robustly/testing";
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -11,6 +12,18 @@ export async function drive<T>(clock: VirtualClock, promise: Promise<T>): Promis
   );
   await clock.runAll();
   return settled;
+}
+
+/**
+ * Runs `retry(operation, options)` on the options' virtual clock (a new one when they have none) until no
+ * timer is left, then reports how it settled.
+ */
+export function retried<T>(
+  operation: (context: AttemptContext) => T | PromiseLike<T>,
+  options: RetryOptions<T> = {},
+): Promise<Settled<T>> {
+  const clock = options.clock instanceof VirtualClock ? options.clock : new VirtualClock();
+  return drive(clock, retry(operation, { ...options, clock }));
 }
 
 /** The abort listeners currently registered on `signal`. */

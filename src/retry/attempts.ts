@@ -1,0 +1,201 @@
+/**
+ * The iterator form: a loop whose body is the attempt, for code that reads better as a loop than as a
+ * callback.
+ *
+ *     for await (const attempt of attempts({ maxRetries: 5 })) {
+ *       try {
+ *         result = await fetch(url, { signal: attempt.signal });
+ *         break;
+ *       } catch (error) {
+ *         attempt.failure(error);
+ *       }
+ *     }
+ *
+ * It is `retry` underneath: each attempt the loop yields is an attempt of one call, and the body's report
+ * (`failure(error)`, or nothing) is that attempt's outcome. Everything `retry` decides, it decides here.
+ */
+import { watchAbort } from "../core/abort.js";
+import { keysOf } from "../core/schema.js";
+import { knownKeys } from "../core/validate.js";
+import { type AttemptContext, type RetryOptions, resolveOptions } from "../policy/options.js";
+import { RETRY_SCHEMA } from "../policy/schema.js";
+import { retry } from "./retry.js";
+
+/** What the loop yields: the attempt's context, and how the body reports its outcome. */
+export interface Attempt extends AttemptContext {
+  /**
+   * This attempt failed with `error`: the next iteration sleeps the backoff and yields the next attempt,
+   * or the loop throws the error the call ends with (this one, or a `PermanentError`'s cause).
+   */
+  failure(error: unknown): void;
+  /** This attempt succeeded (with `value`, for `onSuccess`). Leaving the loop does the same for an attempt that reported nothing. */
+  success(value?: unknown): void;
+}
+
+/** What `attempts` takes: `retry`'s options, but for `hedge` and `chaos` (which run the operation more than once at a time) and `retryOnResult` (an attempt has no value to judge). */
+export type AttemptsOptions = Omit<RetryOptions, "hedge" | "chaos" | "retryOnResult">;
+
+const ATTEMPTS_KEYS = keysOf(RETRY_SCHEMA).filter(
+  (key) => key !== "hedge" && key !== "chaos" && key !== "retryOnResult",
+);
+
+/** Why the loop's call was stopped when the body left the loop after a failure; never seen outside. */
+const LEFT = new Error("the loop was left");
+
+type Outcome = { ok: true } | { ok: false; error: unknown };
+
+/** An attempt as the loop yields it, and whether the body reported its outcome (the first report counts). */
+interface LoopAttempt extends Attempt {
+  readonly reported: boolean;
+}
+
+function loopAttempt(
+  context: AttemptContext,
+  resolve: (value: unknown) => void,
+  reject: (error: unknown) => void,
+): LoopAttempt {
+  let reported = false;
+  const report = (settle: (outcome: unknown) => void) => (outcome?: unknown) => {
+    if (reported) return;
+    reported = true;
+    settle(outcome);
+  };
+  return {
+    // Made when first read, as the context makes them.
+    get signal() {
+      return context.signal;
+    },
+    get bail() {
+      return context.bail;
+    },
+    attempt: context.attempt,
+    retries: context.retries,
+    retriesLeft: context.retriesLeft,
+    elapsed: context.elapsed,
+    timeout: context.timeout,
+    hedge: context.hedge,
+    clock: context.clock,
+    random: context.random,
+    get reported() {
+      return reported;
+    },
+    failure: report(reject),
+    success: report(resolve),
+  };
+}
+
+class AttemptLoop implements AsyncIterableIterator<Attempt> {
+  readonly #options: AttemptsOptions;
+  readonly #stop = new AbortController();
+  #started = false;
+  /** The attempt the body is running (yielded, not yet followed by `next` or `return`). */
+  #current: LoopAttempt | undefined;
+  /** An attempt the call began while the body was still running (after a timeout). */
+  #ready: LoopAttempt | undefined;
+  /** A `next` waiting for the next attempt or the end. */
+  #wanted: ((next: LoopAttempt | Outcome) => void) | undefined;
+  #outcome: Outcome | undefined;
+  #ended: Promise<Outcome> | undefined;
+  #finished = false;
+
+  constructor(options: AttemptsOptions) {
+    this.#options = options;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<Attempt> {
+    return this;
+  }
+
+  #start(): void {
+    this.#started = true;
+    const signal = this.#options.signal;
+    let unwatch: (() => void) | undefined;
+    if (signal?.aborted) this.#stop.abort(signal.reason);
+    else if (signal !== undefined) unwatch = watchAbort(signal, () => this.#stop.abort(signal.reason));
+    const call = retry(
+      (context) =>
+        new Promise((resolve, reject) => {
+          const attempt = loopAttempt(context, resolve, reject);
+          const wanted = this.#wanted;
+          this.#wanted = undefined;
+          if (wanted === undefined) this.#ready = attempt;
+          else wanted(attempt);
+        }),
+      { ...this.#options, signal: this.#stop.signal },
+    );
+    this.#ended = call.then(
+      (): Outcome => ({ ok: true }),
+      (error: unknown): Outcome => ({ ok: false, error }),
+    );
+    void this.#ended.then((outcome) => {
+      unwatch?.();
+      this.#outcome = outcome;
+      const wanted = this.#wanted;
+      this.#wanted = undefined;
+      wanted?.(outcome);
+    });
+  }
+
+  async next(): Promise<IteratorResult<Attempt>> {
+    if (this.#finished) return { done: true, value: undefined };
+    if (!this.#started) this.#start();
+    // The body went on without reporting a failure: the attempt succeeded.
+    this.#current?.success();
+    this.#current = undefined;
+    const next =
+      this.#ready ??
+      this.#outcome ??
+      (await new Promise<LoopAttempt | Outcome>((resolve) => {
+        this.#wanted = resolve;
+      }));
+    this.#ready = undefined;
+    if ("ok" in next) return this.#end(next);
+    this.#current = next;
+    return { done: false, value: next };
+  }
+
+  /** Leaving the loop: a success for an attempt that reported nothing; otherwise the call is stopped. */
+  async return(): Promise<IteratorResult<Attempt>> {
+    if (this.#finished || !this.#started) {
+      this.#finished = true;
+      return { done: true, value: undefined };
+    }
+    const current = this.#current;
+    this.#current = undefined;
+    if (current !== undefined && !current.reported && !current.signal.aborted) current.success();
+    else this.#stop.abort(LEFT);
+    const outcome = await (this.#ended as Promise<Outcome>);
+    return this.#end(outcome.ok === false && outcome.error === LEFT ? { ok: true } : outcome);
+  }
+
+  #end(outcome: Outcome): IteratorResult<Attempt> {
+    this.#finished = true;
+    if (!outcome.ok) throw outcome.error;
+    return { done: true, value: undefined };
+  }
+}
+
+/**
+ * The iterator form of `retry`: each iteration yields an attempt; the body reports a failure with
+ * `attempt.failure(error)` and leaves the loop (`break`) on success. The next iteration sleeps the
+ * backoff first, or, when the policy gives up, throws the error the call ends with. An attempt that
+ * reports no failure succeeded: the loop ends after it, `break` or not. The caller's `signal` stops a
+ * wait at once (the loop throws its reason); a `timeout` aborts the attempt's `signal` and fails the
+ * attempt whatever the body reports later. Options are `retry`'s but for `hedge`, `chaos` and
+ * `retryOnResult`, checked at once; nothing starts before the first iteration.
+ *
+ * @example
+ * for await (const attempt of attempts({ maxRetries: 5, timeout: 2000 })) {
+ *   try {
+ *     body = await (await fetch(url, { signal: attempt.signal })).text();
+ *     break;
+ *   } catch (error) {
+ *     attempt.failure(error);
+ *   }
+ * }
+ */
+export function attempts(options?: AttemptsOptions): AsyncIterableIterator<Attempt> {
+  knownKeys("attempts", options, ATTEMPTS_KEYS);
+  resolveOptions(options);
+  return new AttemptLoop(options ?? {});
+}
