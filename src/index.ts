@@ -84,7 +84,14 @@ export {
   parseTime,
   type RetryConfig,
 } from "./config/from-config.js";
-export { type CancelTimer, type Clock, MAX_TIMER_DELAY, sleep, systemClock } from "./core/clock.js";
+export {
+  type CancelTimer,
+  type Clock,
+  MAX_TIMER_DELAY,
+  sleep,
+  systemClock,
+  unrefClock,
+} from "./core/clock.js";
 export { OptionError, PermanentError, RetryableResultError, TimeoutError } from "./core/errors.js";
 export type { CallbackErrorHandler, Disposable } from "./core/events.js";
 export { type Random, seededRandom, systemRandom } from "./core/random.js";

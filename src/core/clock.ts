@@ -49,6 +49,16 @@ export const systemClock: Clock = {
 };
 
 /**
+ * The real clock whose timers do not keep the process alive (Node.js, Deno, Bun: a timer's `unref`), as
+ * p-retry's `unref` option: a program that has nothing else to do exits during a backoff sleep or a
+ * timeout instead of waiting it out.
+ */
+export const unrefClock: Clock = {
+  now: () => performance.now(),
+  setTimer: (ms, callback) => realTimer(ms, callback, true),
+};
+
+/**
  * Waits `ms` on `clock`. Rejects with `signal.reason` as soon as `signal` aborts, removing its timer and
  * its listener either way.
  */

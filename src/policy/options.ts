@@ -8,7 +8,7 @@ import type { Backoff, BackoffLike } from "../backoff/types.js";
 import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
 import type { ChaosOptions } from "../chaos/chaos.js";
-import { type Clock, systemClock } from "../core/clock.js";
+import { type Clock, systemClock, unrefClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { warnOnce } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
@@ -140,6 +140,11 @@ export interface RetryOptions<T = unknown> extends RetryStepOptions<T> {
   signal?: AbortSignal;
   /** The clock to read and sleep on. Default: the real one. */
   clock?: Clock;
+  /**
+   * The real clock's timers (backoff sleeps, timeouts) do not keep the process alive (p-retry's `unref`).
+   * Default false. Has no effect with a `clock` of your own.
+   */
+  unref?: boolean;
   /** Randomness for jitter and random backoffs, a function returning [0, 1). Default `Math.random`. */
   random?: Random;
   /** A circuit breaker shared by many calls (`circuitBreaker()`): each attempt passes it; while open, the call fails at once with `BrokenCircuitError`. */
@@ -316,6 +321,7 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
     throw new OptionError("clock", o.clock, "a Clock with now() and setTimer(ms, callback) methods");
   }
   read(RETRY_SCHEMA, "random", o.random);
+  const unref = read<boolean | undefined>(RETRY_SCHEMA, "unref", o.unref) === true;
   if (
     o.breaker !== undefined &&
     (typeof o.breaker !== "object" || typeof o.breaker?.acquire !== "function")
@@ -326,7 +332,7 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
     retry,
     timeout: read(RETRY_SCHEMA, "timeout", o.timeout) ?? Number.POSITIVE_INFINITY,
     signal: o.signal,
-    clock: o.clock ?? systemClock,
+    clock: o.clock ?? (unref ? unrefClock : systemClock),
     random: o.random === undefined ? systemRandom : checkedRandom(o.random),
     breaker: o.breaker,
     hedge: o.hedge,

@@ -154,6 +154,11 @@ export const RETRY_SCHEMA: Schema = {
       config: true,
     },
     ...STEP_FIELDS,
+    unref: {
+      kind: { type: "boolean" },
+      default: "false",
+      doc: "The real clock's timers (backoff sleeps, timeouts) do not keep the process alive, so a program with nothing else to do exits during a wait (p-retry's unref). No effect with a clock of your own.",
+    },
     signal: {
       kind: { type: "other", allowed: "an AbortSignal" },
       doc: "The caller's signal: aborting it stops at once, even in a wait, rejecting with signal.reason.",
