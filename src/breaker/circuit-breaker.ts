@@ -58,6 +58,8 @@ export class CircuitBreaker extends SharedPolicy {
   #failures = 0;
   #successes = 0;
   #inFlightProbes = 0;
+  /** Isolations in force (`isolate()` handles not yet disposed). */
+  #isolations = 0;
   /** The calls and failures over the window (with `failureRatio`). */
   readonly #window: SlidingCounts;
   readonly #options: CircuitBreakerOptions;
@@ -219,6 +221,33 @@ export class CircuitBreaker extends SharedPolicy {
     }
   }
 
+  /**
+   * Holds the circuit open by hand, as cockatiel's `isolate()`: every call is refused with a
+   * `BrokenCircuitError` until each handle returned has been disposed; then calls go through the
+   * breaker as before (its own state untouched meanwhile). In this process only: an isolation is not
+   * shared through a store.
+   *
+   * @example
+   * const maintenance = breaker.isolate(); // the dependency is down for maintenance
+   * maintenance.dispose(); // and back
+   */
+  isolate(): Disposable {
+    this.#isolations += 1;
+    let disposed = false;
+    return {
+      dispose: () => {
+        if (disposed) return;
+        disposed = true;
+        this.#isolations -= 1;
+      },
+    };
+  }
+
+  /** Whether an `isolate()` holds the circuit open now. */
+  get isolated(): boolean {
+    return this.#isolations > 0;
+  }
+
   /** The state now (an open circuit whose time is up reads as half-open). */
   get state(): CircuitState {
     if (this.#state === "open" && this.#clock.now() >= this.#openUntil) return "half-open";
@@ -234,6 +263,10 @@ export class CircuitBreaker extends SharedPolicy {
    * probes out); otherwise the call must report its outcome with `success()` or `failure()`.
    */
   acquire(): void {
+    if (this.#isolations > 0) {
+      if (!this.#runs.quiet) this.#events.emit("rejected", { retryAfter: 0 });
+      throw new BrokenCircuitError(0, "the circuit is isolated (held open by isolate())");
+    }
     if (this.replica?.refusing) {
       this.#events.emit("rejected", { retryAfter: 0 });
       throw new BrokenCircuitError(0, "the circuit's shared state is out of reach (whenStoreDown: closed)");
