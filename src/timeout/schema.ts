@@ -13,6 +13,11 @@ export const TIMEOUT_SCHEMA: Schema = {
       required: true,
       doc: "The time what runs inside gets; when it runs out, its signal aborts with a TimeoutError. Negative or Infinity for none.",
     },
+    cooperative: {
+      kind: { type: "boolean" },
+      default: "false",
+      doc: "When the time runs out, only abort the signal and wait for what runs inside to end, its outcome the step's (cockatiel's cooperative timeout); by default the step rejects with the TimeoutError at once.",
+    },
     onTimeout: {
       kind: { type: "function" },
       doc: "(event) => void when the time runs out; the timeout event's short form.",

@@ -17,6 +17,13 @@ export interface TimeoutStepOptions {
   ms: number;
   /** Called when the limit runs out; the `timeout` event's short form. */
   onTimeout?: (event: TimeoutEvent) => void;
+  /**
+   * Cooperative (cockatiel's `TimeoutStrategy.Cooperative`): when the time runs out, the signal aborts
+   * with a `TimeoutError` but the step waits for what runs inside to end, and its outcome is the step's.
+   * Default false (aggressive): the step rejects with the `TimeoutError` at once, even if what runs inside
+   * ignores its signal.
+   */
+  cooperative?: boolean;
   /** Receives what `onTimeout` or a listener threw (or rejected with). Default: one warning line. */
   onCallbackError?: CallbackErrorHandler;
 }
@@ -36,11 +43,14 @@ export interface TimeoutEvents extends Record<string, unknown> {
 export class TimeoutStep implements Step {
   /** The limit in ms, Infinity for none. */
   readonly ms: number;
+  /** Whether the time running out only aborts the signal, leaving the outcome to what runs inside. */
+  readonly cooperative: boolean;
   readonly #events: Events<TimeoutEvents>;
 
   constructor(options: TimeoutStepOptions) {
     checkKeys(TIMEOUT_SCHEMA, options);
     this.ms = read(TIMEOUT_SCHEMA, "ms", options.ms);
+    this.cooperative = read<boolean | undefined>(TIMEOUT_SCHEMA, "cooperative", options.cooperative) ?? false;
     read(TIMEOUT_SCHEMA, "onTimeout", options.onTimeout);
     read(TIMEOUT_SCHEMA, "onCallbackError", options.onCallbackError);
     this.#events = new Events<TimeoutEvents>(options.onCallbackError ?? warnOnce);
@@ -66,14 +76,16 @@ export class TimeoutStep implements Step {
       inner.release();
     };
     // Set before anything runs inside, so that on a shared clock the limit is queued before what it limits.
+    const cooperative = this.cooperative;
     const cancel = scope.clock.setTimer(ms, () => {
       if (done) return;
-      finish();
       // Made in a timer callback, where a stack says nothing about the caller: none is captured.
       const error = withoutStack(() => new TimeoutError(ms));
+      // Cooperative: the signal says the time is up, and what runs inside decides how to end.
+      if (!cooperative) finish();
       inner.abort(error, "timeout");
       if (this.#events.has("timeout")) this.#events.emit("timeout", { timeout: ms, attempt: inner.attempt });
-      out.reject(error);
+      if (!cooperative) out.reject(error);
     });
     const unwatch = scope.onAbort(() => {
       if (done) return;

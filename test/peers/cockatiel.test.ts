@@ -1,5 +1,13 @@
 // cockatiel's isolate(): a breaker held open by hand until every handle is disposed.
-import { BrokenCircuitError, circuitBreaker, retry, retryReport } from "robustly";
+import {
+  BrokenCircuitError,
+  circuitBreaker,
+  pipeline,
+  retry,
+  retryReport,
+  steps,
+  TimeoutError,
+} from "robustly";
 import { describe, expect, it } from "vitest";
 import { drive, VirtualClock } from "../support/drive.js";
 
@@ -50,5 +58,52 @@ describe("breaker.isolate()", () => {
         retry(() => "ok", { breaker, clock }),
       ),
     ).toEqual({ ok: true, value: "ok" });
+  });
+});
+
+describe("cooperative and aggressive timeouts", () => {
+  /** An operation that ignores its signal for `ms`, then answers. */
+  const slow = (clock: VirtualClock, ms: number) => () =>
+    new Promise<string>((resolve) => clock.setTimer(ms, () => resolve("late")));
+
+  it("aggressive (the default): the step rejects with a TimeoutError at the limit", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(steps.timeout(100));
+    const result = await drive(clock, p.execute(slow(clock, 300), { clock }));
+    expect((result as { error: unknown }).error).toBeInstanceOf(TimeoutError);
+  });
+
+  it("cooperative: the signal aborts at the limit, and the operation's own outcome is the step's", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(steps.timeout({ ms: 100, cooperative: true }));
+    const seen: unknown[] = [];
+    const late = await drive(
+      clock,
+      p.execute(
+        (ctx) => {
+          ctx.signal.addEventListener("abort", () => seen.push([clock.now(), ctx.signal.reason]));
+          return slow(clock, 300)();
+        },
+        { clock },
+      ),
+    );
+    expect(late).toEqual({ ok: true, value: "late" });
+    expect(clock.now()).toBe(300);
+    expect(seen).toHaveLength(1);
+    expect((seen[0] as [number, unknown])[0]).toBe(100);
+    expect((seen[0] as [number, unknown])[1]).toBeInstanceOf(TimeoutError);
+    // An operation that obeys its signal ends with the TimeoutError it was given.
+    const obeying = await drive(
+      clock,
+      p.execute(
+        (ctx) =>
+          new Promise<never>((_resolve, reject) =>
+            ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+          ),
+        { clock },
+      ),
+    );
+    expect((obeying as { error: unknown }).error).toBeInstanceOf(TimeoutError);
+    expect(clock.pending).toBe(0);
   });
 });
