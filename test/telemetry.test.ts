@@ -154,3 +154,78 @@ describe("openTelemetry", () => {
     await breaker.close();
   });
 });
+
+describe("span events", () => {
+  /** A span that keeps the events added to it, and a trace whose active span it is. */
+  function recordingTrace() {
+    const events: [string, Record<string, unknown> | undefined][] = [];
+    const span = {
+      addEvent: (name: string, attributes?: Record<string, unknown>) => events.push([name, attributes]),
+    };
+    return { events, trace: { getActiveSpan: () => span as never } };
+  }
+
+  it("adds each attempt, each retry with its delay and a give-up with its reason to the active span", async () => {
+    const { meter } = recordingMeter();
+    const { events, trace } = recordingTrace();
+    const telemetry = openTelemetry({ meter, trace });
+    const clock = new VirtualClock();
+    let calls = 0;
+    const ok = await drive(
+      clock,
+      retry(
+        () => {
+          calls += 1;
+          if (calls < 3) throw new Error("down");
+          return "up";
+        },
+        telemetry.instrument({ clock, backoff: backoff.constant({ base: 100 }), jitter: jitter.none() }),
+      ),
+    );
+    expect(ok).toEqual({ ok: true, value: "up" });
+    expect(events.map(([name, a]) => [name, a?.["robustly.outcome"] ?? a?.["robustly.delay"]])).toEqual([
+      ["robustly.attempt", "failure"],
+      ["robustly.retry", 100],
+      ["robustly.attempt", "failure"],
+      ["robustly.retry", 100],
+      ["robustly.attempt", "success"],
+    ]);
+    events.length = 0;
+    await drive(
+      clock,
+      retry(
+        () => {
+          throw new Error("down");
+        },
+        telemetry.instrument({ clock, maxRetries: 0 }),
+      ),
+    );
+    expect(events.map(([name, a]) => [name, a?.["robustly.reason"] ?? a?.["robustly.outcome"]])).toEqual([
+      ["robustly.attempt", "failure"],
+      ["robustly.give_up", "retries"],
+    ]);
+  });
+
+  it("adds a breaker's transitions to the active span while observed", async () => {
+    const { meter } = recordingMeter();
+    const { events, trace } = recordingTrace();
+    const telemetry = openTelemetry({ meter, trace });
+    const clock = new VirtualClock();
+    const breaker = circuitBreaker({ consecutiveFailures: 1, clock });
+    const watching = telemetry.observe(breaker, "api");
+    breaker.acquire();
+    breaker.failure();
+    watching.dispose();
+    expect(events).toEqual([
+      [
+        "robustly.breaker.transition",
+        { "robustly.name": "api", "robustly.from": "closed", "robustly.to": "open" },
+      ],
+    ]);
+  });
+
+  it("needs OpenTelemetry's trace, when given", () => {
+    const { meter } = recordingMeter();
+    expect(() => openTelemetry({ meter, trace: {} as never })).toThrow("openTelemetry: trace must be");
+  });
+});

@@ -1,10 +1,11 @@
 /**
- * An OpenTelemetry bridge: robustly's events recorded as OpenTelemetry metrics. It takes a `Meter` from
+ * An OpenTelemetry bridge: robustly's events recorded as OpenTelemetry metrics and, given the
+ * application's `trace`, as events on the active span. It takes a `Meter` from
  * the application's own OpenTelemetry setup (`metrics.getMeter("robustly")`) and never imports
  * `@opentelemetry/api` itself (the import below is of types only), so the library keeps no runtime
  * dependency; `@opentelemetry/api` is an optional peer dependency, for the types.
  */
-import type { Attributes, Counter, Histogram, Meter } from "@opentelemetry/api";
+import type { Attributes, Counter, Histogram, Meter, Span } from "@opentelemetry/api";
 import type { ResponsiveBackoff } from "../adaptive/responsive.js";
 import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
@@ -18,6 +19,13 @@ export interface TelemetryOptions {
   meter: Meter;
   /** Added to every measurement, e.g. `{ "robustly.policy": "payments" }`. */
   attributes?: Attributes;
+  /**
+   * The application's `trace` (`import { trace } from "@opentelemetry/api"`): with it, each attempt's
+   * outcome, each retry with its delay, a give-up with its reason, and a breaker's transitions are also
+   * added as events to the span active when they happen (`robustly.attempt`, `robustly.retry`,
+   * `robustly.give_up`, `robustly.breaker.transition`), as Polly and resilience4j users expect.
+   */
+  trace?: { getActiveSpan(): Span | undefined };
 }
 
 /** The instruments, by name (all prefixed `robustly.`). */
@@ -54,30 +62,67 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
   const base: Attributes = { ...options.attributes };
   const instruments = createInstruments(meter);
   const { attempts, retries, delays } = instruments;
+  const tracer = options.trace;
+  if (tracer !== undefined && typeof tracer?.getActiveSpan !== "function") {
+    throw new OptionError("openTelemetry: trace", tracer, "OpenTelemetry's trace (with getActiveSpan())");
+  }
+  /** Adds an event to the active span, if there is a trace and a span. */
+  const spanEvent = (name: string, attributes: Attributes) =>
+    tracer?.getActiveSpan()?.addEvent(name, attributes);
 
   return {
     instrument<T>(given: RetryOptions<T> = {}): RetryOptions<T> {
-      const { onSuccess, onError, onRetry } = given;
+      const { onSuccess, onError, onRetry, onGiveUp } = given;
       return {
         ...given,
         onSuccess: (value: T, stats: RetryStats) => {
           attempts.add(1, { ...base, "robustly.outcome": "success" });
+          spanEvent("robustly.attempt", {
+            ...base,
+            "robustly.outcome": "success",
+            "robustly.attempts": stats.attempts,
+          });
           onSuccess?.(value, stats);
         },
         onError: (error: unknown, count: number) => {
           const outcome = error instanceof TimeoutError ? "timeout" : "failure";
           attempts.add(1, { ...base, "robustly.outcome": outcome });
+          spanEvent("robustly.attempt", { ...base, "robustly.outcome": outcome, "robustly.retries": count });
           onError?.(error, count);
         },
         onRetry: (event) => {
           retries.add(1, base);
           delays.record(event.delay, base);
+          spanEvent("robustly.retry", {
+            ...base,
+            "robustly.attempt": event.attempt,
+            "robustly.delay": event.delay,
+          });
           onRetry?.(event);
+        },
+        onGiveUp: (event) => {
+          spanEvent("robustly.give_up", {
+            ...base,
+            "robustly.reason": event.reason,
+            "robustly.attempts": event.attempts,
+          });
+          onGiveUp?.(event);
         },
       };
     },
     observe(policy: CircuitBreaker | RetryBudget | ResponsiveBackoff, name?: string): Disposable {
-      return observe(instruments, name === undefined ? base : { ...base, "robustly.name": name }, policy);
+      const attributes = name === undefined ? base : { ...base, "robustly.name": name };
+      const watching = observe(instruments, attributes, policy);
+      if (tracer === undefined || !("acquire" in policy)) return watching;
+      const transitions = policy.on("change", ({ from, to }) =>
+        spanEvent("robustly.breaker.transition", { ...attributes, "robustly.from": from, "robustly.to": to }),
+      );
+      return {
+        dispose() {
+          watching.dispose();
+          transitions.dispose();
+        },
+      };
     },
   };
 }
