@@ -27,6 +27,7 @@ export type JitterConfig = string | ({ name: string } & Record<string, unknown>)
 export interface PolicyConfig {
   maxRetries?: number;
   maxElapsed?: number | string;
+  maxElapsedCountsWait?: boolean;
   backoff?: BackoffConfig;
   jitter?: JitterConfig;
   scale?: number;
@@ -159,6 +160,8 @@ function policy(path: string, value: Record<string, unknown>, known: readonly st
   if (value.backoff !== undefined) out.backoff = backoffFromConfig(value.backoff, `${prefix}backoff`);
   if (value.jitter !== undefined) out.jitter = jitterFromConfig(value.jitter, `${prefix}jitter`);
   if (value.scale !== undefined) out.scale = value.scale as number;
+  if (value.maxElapsedCountsWait !== undefined)
+    out.maxElapsedCountsWait = value.maxElapsedCountsWait as boolean;
   return out;
 }
 

@@ -97,7 +97,8 @@ export class RetryState {
       if (typeof hinted === "number" && hinted >= 0 && !Number.isNaN(hinted))
         delay = Math.min(hinted + delay, MAX_TIMER_DELAY);
     }
-    return elapsed + delay > policy.maxElapsed ? "elapsed" : { policy: index, delay };
+    const spent = policy.maxElapsedCountsWait ? elapsed + delay : elapsed;
+    return spent > policy.maxElapsed ? "elapsed" : { policy: index, delay };
   }
 
   /**

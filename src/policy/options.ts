@@ -52,6 +52,13 @@ export interface RetryPolicy {
   maxRetries?: number;
   /** Total time allowed since the first attempt, in ms: 0 = no retry, negative or Infinity = no limit. Default: no limit. */
   maxElapsed?: number;
+  /**
+   * Whether `maxElapsed` counts the wait before the next attempt (true, the default: a retry whose wait
+   * would end past the limit is refused, as tenacity's `stop_before_delay`) or only the time already gone
+   * (false: retrying stops once the limit has passed, and the last wait may end beyond it, as tenacity's
+   * `stop_after_delay` and p-retry's `maxRetryTime`).
+   */
+  maxElapsedCountsWait?: boolean;
   /** Default `backoff.exponential({ base: 1000, max: 30_000 })`. */
   backoff?: BackoffLike;
   /** Default `jitter.full()`. */
@@ -166,6 +173,7 @@ export interface ResolvedPolicy {
   readonly maxRetries: number;
   /** Infinity for no limit. */
   readonly maxElapsed: number;
+  readonly maxElapsedCountsWait: boolean;
   readonly backoff: Backoff;
   readonly jitter: Jitter;
   readonly scale: number;
@@ -237,6 +245,8 @@ function resolvePolicy(
     match,
     maxRetries: field("maxRetries", value.maxRetries) ?? fallback?.maxRetries ?? DEFAULTS.maxRetries,
     maxElapsed: field("maxElapsed", value.maxElapsed) ?? fallback?.maxElapsed ?? Number.POSITIVE_INFINITY,
+    maxElapsedCountsWait:
+      field("maxElapsedCountsWait", value.maxElapsedCountsWait) ?? fallback?.maxElapsedCountsWait ?? true,
     backoff:
       value.backoff === undefined
         ? (fallback?.backoff ?? defaultBackoff)

@@ -24,6 +24,12 @@ const POLICY_FIELDS = {
     flag: "T",
     config: true,
   },
+  maxElapsedCountsWait: {
+    kind: { type: "boolean" },
+    default: "true",
+    doc: "Whether maxElapsed counts the wait before the next attempt (true: a retry whose wait would end past it is refused, tenacity's stop_before_delay) or only the time gone (false: retrying stops once it has passed, tenacity's stop_after_delay, p-retry's maxRetryTime).",
+    config: true,
+  },
   backoff: {
     kind: {
       type: "other",
@@ -68,6 +74,7 @@ export const RULE_SCHEMA: Schema = {
     ...POLICY_FIELDS,
     maxRetries: { ...POLICY_FIELDS.maxRetries, default: "the top level's" },
     maxElapsed: { ...POLICY_FIELDS.maxElapsed, default: "the top level's" },
+    maxElapsedCountsWait: { ...POLICY_FIELDS.maxElapsedCountsWait, default: "the top level's" },
     backoff: { ...POLICY_FIELDS.backoff, default: "the top level's" },
     jitter: { ...POLICY_FIELDS.jitter, default: "the top level's" },
     scale: { ...POLICY_FIELDS.scale, default: "the top level's" },

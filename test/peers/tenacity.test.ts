@@ -5,6 +5,7 @@ import {
   type Backoff,
   backoff,
   delays,
+  fromConfig,
   jitter,
   MAX_TIMER_DELAY,
   OptionError,
@@ -16,7 +17,7 @@ import {
 } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
-import { retried } from "../support/drive.js";
+import { drive, retried } from "../support/drive.js";
 
 const none = jitter.none();
 
@@ -287,5 +288,44 @@ describe("backoff.capped and backoff.scaled", () => {
     expect(delays({ backoff: built, jitter: none }, 3)).toEqual([10, 10, 40]);
     expect(heard).toEqual(["success", "fork"]);
     expect(backoff.plus(backoff.none(), backoff.none()).success).toBeUndefined();
+  });
+});
+
+describe("stop after a delay: counting the next wait or not", () => {
+  /** When each attempt starts, under `options`, for an operation that always fails. */
+  async function starts(options: Record<string, unknown>): Promise<number[]> {
+    const clock = new VirtualClock();
+    const at: number[] = [];
+    await drive(
+      clock,
+      retry(
+        () => {
+          at.push(clock.now());
+          throw new Error("down");
+        },
+        {
+          clock,
+          maxRetries: -1,
+          backoff: backoff.constant({ base: 400 }),
+          jitter: jitter.none(),
+          ...options,
+        },
+      ),
+    );
+    return at;
+  }
+
+  it("by default the next wait counts (tenacity's stop_before_delay): no attempt starts past maxElapsed", async () => {
+    expect(await starts({ maxElapsed: 1000 })).toEqual([0, 400, 800]);
+  });
+
+  it("maxElapsedCountsWait: false (tenacity's stop_after_delay): retrying stops once the limit has passed", async () => {
+    expect(await starts({ maxElapsed: 1000, maxElapsedCountsWait: false })).toEqual([0, 400, 800, 1200]);
+  });
+
+  it("a rule may say otherwise than the top level, and the JSON form takes it", async () => {
+    const rules = [{ when: Error, maxElapsedCountsWait: false }];
+    expect(await starts({ maxElapsed: 1000, rules })).toEqual([0, 400, 800, 1200]);
+    expect(fromConfig({ maxElapsed: "1s", maxElapsedCountsWait: false }).maxElapsedCountsWait).toBe(false);
   });
 });
