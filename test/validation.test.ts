@@ -17,6 +17,8 @@ import {
 } from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
+import { keysOf } from "../src/core/schema.js";
+import { RETRY_SCHEMA, RULE_SCHEMA } from "../src/policy/schema.js";
 
 const runs = { seed: 0xbad0, numRuns: 150 } as const;
 
@@ -424,29 +426,8 @@ describe("unknown keys", () => {
     expectOptionError(() => make([] as never), where, "an object", "[]");
   });
 
-  const topLevel = [
-    "maxRetries",
-    "maxElapsed",
-    "backoff",
-    "jitter",
-    "scale",
-    "timeout",
-    "retryOn",
-    "retryOnResult",
-    "rules",
-    "onSuccess",
-    "onError",
-    "onRetry",
-    "onCallbackError",
-    "signal",
-    "clock",
-    "random",
-    "budget",
-    "breaker",
-    "delayFrom",
-    "hedge",
-    "chaos",
-  ];
+  // Every option of retry and wrap, as their description lists them.
+  const topLevel = keysOf(RETRY_SCHEMA);
 
   it("top-level options reject an unknown key", () => {
     fc.assert(
@@ -463,7 +444,7 @@ describe("unknown keys", () => {
   });
 
   it("rules reject an unknown key", () => {
-    const ruleKeys = ["when", "maxRetries", "maxElapsed", "backoff", "jitter", "scale", "delayFrom"];
+    const ruleKeys = keysOf(RULE_SCHEMA);
     fc.assert(
       fc.property(unknownKey(ruleKeys), fc.integer({ min: 0, max: 5 }), fc.integer(), (key, index, value) => {
         const rules = [
