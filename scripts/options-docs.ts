@@ -1,6 +1,6 @@
 /**
  * The docs' option tables, read off the options' descriptions (the `schema.ts` files under `src/`):
- * `docs/options.md` whole, and the table of `retry`'s options in the README. `npm run docs:options`
+ * `docs/options.md` whole, and the table of `retry`'s options in `docs/retry.md`. `npm run docs:options`
  * writes them; a test fails when what is written differs from what the descriptions say.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -40,7 +40,7 @@ export const SCHEMAS: readonly Schema[] = [
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 export const OPTIONS_DOC = `${root}docs/options.md`;
-export const README = `${root}README.md`;
+export const RETRY_DOC = `${root}docs/retry.md`;
 
 /** The whole of `docs/options.md`. */
 export function optionsDoc(): string {
@@ -61,16 +61,16 @@ ${sections.join("\n")}`;
 const START = "<!-- options: retry -->";
 const END = "<!-- /options -->";
 
-/** The README with its table of `retry`'s options as the description says. */
-export function readmeWithTable(readme: string): string {
-  const start = readme.indexOf(START);
-  const end = readme.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`README.md has no ${START} … ${END} section`);
-  return `${readme.slice(0, start + START.length)}\n${optionsTable(RETRY_SCHEMA)}\n${readme.slice(end)}`;
+/** The retry page with its table of `retry`'s options as the description says. */
+export function retryDocWithTable(page: string): string {
+  const start = page.indexOf(START);
+  const end = page.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`docs/retry.md has no ${START} … ${END} section`);
+  return `${page.slice(0, start + START.length)}\n${optionsTable(RETRY_SCHEMA)}\n${page.slice(end)}`;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   writeFileSync(OPTIONS_DOC, optionsDoc());
-  writeFileSync(README, readmeWithTable(readFileSync(README, "utf8")));
-  console.log("wrote docs/options.md and the README's table of retry's options");
+  writeFileSync(RETRY_DOC, retryDocWithTable(readFileSync(RETRY_DOC, "utf8")));
+  console.log("wrote docs/options.md and the table of retry's options in docs/retry.md");
 }

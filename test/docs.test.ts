@@ -3,10 +3,15 @@
 // - ```ts blocks are written to .readme-blocks/docs/ and imported, so "robustly" and its entries resolve
 //   through the test aliases, and type-checked together. Each one asserts its results with
 //   node:assert/strict (a block that asserts nothing is a defect) and never waits on the real clock: one
-//   that sets a real timer fails (a VirtualClock runs the waits at once).
+//   that sets a real timer fails (a VirtualClock runs the waits at once). The one exception is a block
+//   that talks to a real Redis (it reads REDIS_URL): Redis keeps its own time, so the block runs in real
+//   time, against a redis-server of its own on a free loopback port.
+// - ```sh blocks run command by command in the repository; the `#>` lines under a command are its output,
+//   which must be what the command prints.
 // - ```json blocks must parse; ```text blocks are shown as they are.
 // A block in any other language (or none) fails the test. Links between the pages, and from the README to
 // them, must reach a file and, when they name one, a heading of it.
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,15 +19,20 @@ import {
   type Block,
   blockFile,
   blocksRoot,
+  excerpt,
   fencedBlocks,
   proseLines,
   root,
   runBlock,
+  SH,
+  shellCommands,
   TS,
   typeCheck,
   unknownLanguages,
+  userEnv,
   writeBlocks,
 } from "./support/blocks.js";
+import { type RedisServer, startRedisServer } from "./support/redis-server.js";
 
 const blocksDir = join(blocksRoot, "docs");
 
@@ -34,14 +44,27 @@ const text = new Map(pages.map((page) => [page, readFileSync(join(root, page), "
 const blocks = pages.flatMap((page) => fencedBlocks(text.get(page) as string, page));
 const tsBlocks = blocks.filter((b) => TS.has(b.lang));
 const jsonBlocks = blocks.filter((b) => b.lang === "json");
+const shBlocks = blocks.filter((b) => SH.has(b.lang));
+/** A block that talks to a real Redis, in real time. */
+const onRedis = (block: Block) => block.code.includes("REDIS_URL");
 
-beforeAll(() => writeBlocks(blocksDir, tsBlocks));
-afterAll(() => rmSync(blocksDir, { recursive: true, force: true }));
+let redis: RedisServer | undefined;
+beforeAll(async () => {
+  writeBlocks(blocksDir, tsBlocks);
+  if (tsBlocks.some(onRedis)) {
+    redis = await startRedisServer();
+    process.env.REDIS_URL = redis.url;
+  }
+});
+afterAll(async () => {
+  rmSync(blocksDir, { recursive: true, force: true });
+  await redis?.stop();
+});
 
 describe("docs/", () => {
   it("has code blocks, each in a language this test runs or shows", () => {
     expect(tsBlocks.length).toBeGreaterThan(0);
-    expect(unknownLanguages(blocks, new Set([...TS, "json", "text"]))).toEqual([]);
+    expect(unknownLanguages(blocks, new Set([...TS, ...SH, "json", "text"]))).toEqual([]);
   });
 
   it("every TypeScript block asserts its results with node:assert/strict", () => {
@@ -62,9 +85,28 @@ describe("docs/", () => {
   it.each(tsBlocks.map((b) => [`${b.file}:${b.line}`, b] as const))(
     "the TypeScript block at %s runs, on no real timer",
     async (_at, block) => {
+      if (onRedis(block)) return runBlock(blocksDir, block);
       const timers = await realTimers(block, () => runBlock(blocksDir, block));
       expect(timers, "a wait on the real clock: give the example a VirtualClock").toEqual([]);
     },
+  );
+
+  it.each(shBlocks.map((b) => [`${b.file}:${b.line}`, b] as const))(
+    "the shell block at %s prints what it shows",
+    (_at, block) => {
+      for (const { command, expected, line } of shellCommands(block)) {
+        const run = spawnSync("bash", ["-c", command], {
+          cwd: root,
+          env: userEnv(),
+          encoding: "utf8",
+          maxBuffer: 64 * 1024 * 1024,
+        });
+        const where = `${block.file}:${line}: ${command}`;
+        expect(run.status, `${where}\n${excerpt(run.stdout)}\n${excerpt(run.stderr)}`).toBe(0);
+        if (expected.length > 0) expect(run.stdout, where).toBe(`${expected.join("\n")}\n`);
+      }
+    },
+    120_000,
   );
 
   it("the TypeScript blocks type-check", () => {

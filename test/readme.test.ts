@@ -11,15 +11,17 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  type Block,
   blocksRoot,
+  excerpt,
   fencedBlocks,
   root,
   runBlock,
   SH,
+  shellCommands,
   TS,
   typeCheck,
   unknownLanguages,
+  userEnv,
   writeBlocks,
 } from "./support/blocks.js";
 import { type RedisServer, startRedisServer } from "./support/redis-server.js";
@@ -72,7 +74,7 @@ describe("README.md", () => {
       const copy = freshCopy();
       try {
         for (const block of shBlocks) {
-          for (const { command, expected, line } of commands(block)) {
+          for (const { command, expected, line } of shellCommands(block)) {
             const run = spawnSync("bash", ["-c", forTest(command)], {
               cwd: copy,
               env: nestedEnv(),
@@ -91,26 +93,6 @@ describe("README.md", () => {
     10 * 60_000,
   );
 });
-
-/** A block's commands: each line that is not a comment, with the `#>` lines right under it. */
-function commands(block: Block): { command: string; expected: string[]; line: number }[] {
-  const out: { command: string; expected: string[]; line: number }[] = [];
-  block.code
-    .trimEnd()
-    .split("\n")
-    .forEach((text, i) => {
-      const line = block.line + 1 + i;
-      if (text.startsWith("#>")) {
-        const last = out.at(-1);
-        if (last === undefined)
-          throw new Error(`README.md:${line}: expected output with no command above it`);
-        last.expected.push(text.replace(/^#> ?/, ""));
-      } else if (text.trim() !== "" && !text.trimStart().startsWith("#")) {
-        out.push({ command: text, expected: [], line });
-      }
-    });
-  return out;
-}
 
 /** `npm ci` as the test runs it: from the local cache where it can, without the audit and funding notes. */
 function forTest(command: string): string {
@@ -135,20 +117,7 @@ function freshCopy(): string {
   return copy;
 }
 
-/** The environment of a user's shell: none of this test run's own variables, plus ROBUSTLY_NESTED. */
+/** The environment of a user's shell, plus ROBUSTLY_NESTED. */
 function nestedEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^(VITEST|npm_)/i.test(key) || key === "NODE_ENV" || key === "TEST") continue;
-    env[key] = value;
-  }
-  env.ROBUSTLY_NESTED = "1";
-  return env;
-}
-
-/** The start and the end of a long output, where the cause and the outcome of a failure usually are. */
-function excerpt(text: string, lines = 25): string {
-  const all = text.trimEnd().split("\n");
-  if (all.length <= 2 * lines) return all.join("\n");
-  return [...all.slice(0, lines), "…", ...all.slice(-lines)].join("\n");
+  return { ...userEnv(), ROBUSTLY_NESTED: "1" };
 }

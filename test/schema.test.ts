@@ -18,7 +18,7 @@ import {
 } from "robustly";
 import { inProcessWorker, supervise } from "robustly/supervisor";
 import { describe, expect, it } from "vitest";
-import { OPTIONS_DOC, optionsDoc, README, readmeWithTable, SCHEMAS } from "../scripts/options-docs.js";
+import { OPTIONS_DOC, optionsDoc, RETRY_DOC, retryDocWithTable, SCHEMAS } from "../scripts/options-docs.js";
 import { RESPONSIVE_SCHEMA } from "../src/adaptive/schema.js";
 import { BACKOFF_SCHEMAS } from "../src/backoff/schema.js";
 import { BREAKER_SCHEMA } from "../src/breaker/schema.js";
@@ -89,9 +89,9 @@ describe("the docs' tables", () => {
     expect(readFileSync(OPTIONS_DOC, "utf8")).toBe(optionsDoc());
   });
 
-  it("the README's table of retry's options is what the description says", () => {
-    const readme = readFileSync(README, "utf8");
-    expect(readme).toBe(readmeWithTable(readme));
+  it("the retry page's table of retry's options is what the description says", () => {
+    const page = readFileSync(RETRY_DOC, "utf8");
+    expect(page).toBe(retryDocWithTable(page));
   });
 
   it("every options type has a section, and every option a row", () => {

@@ -49,7 +49,7 @@ export interface RobustFetchOptions extends RetryOptions<Response> {
    * Once the call has resolved, the longest the response's body may go without a chunk, ms: a body that
    * stalls longer errors with a `TimeoutError` as it is read. Default 30,000; negative or Infinity for
    * none. (The body is read after robustFetch has returned, so a stall is not retried: read the body
-   * inside `retry` where that is wanted, as the README shows.)
+   * inside `retry` where that is wanted.)
    */
   bodyTimeout?: number;
 }

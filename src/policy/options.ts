@@ -214,7 +214,7 @@ const RULE_KEYS = keysOf(RULE_SCHEMA);
 const STEP_KEYS = keysOf(RETRY_STEP_SCHEMA);
 const OPTION_KEYS = keysOf(RETRY_SCHEMA);
 
-/** The defaults, documented in the README. */
+/** The defaults, documented in docs/retry.md. */
 export const DEFAULTS = Object.freeze({
   maxRetries: 3,
   maxElapsed: -1,

@@ -102,3 +102,40 @@ export function typeCheck(dir: string): { output: string; status: number | null 
   );
   return { output: tsc.stdout + tsc.stderr, status: tsc.status };
 }
+
+/** A shell block's commands: each line that is not a comment, with the `#>` lines right under it (its output). */
+export function shellCommands(block: Block): { command: string; expected: string[]; line: number }[] {
+  const out: { command: string; expected: string[]; line: number }[] = [];
+  block.code
+    .trimEnd()
+    .split("\n")
+    .forEach((text, i) => {
+      const line = block.line + 1 + i;
+      if (text.startsWith("#>")) {
+        const last = out.at(-1);
+        if (last === undefined)
+          throw new Error(`${block.file}:${line}: expected output with no command above it`);
+        last.expected.push(text.replace(/^#> ?/, ""));
+      } else if (text.trim() !== "" && !text.trimStart().startsWith("#")) {
+        out.push({ command: text, expected: [], line });
+      }
+    });
+  return out;
+}
+
+/** The environment of a user's shell: none of the test run's own variables (vitest's, npm's). */
+export function userEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(VITEST|npm_)/i.test(key) || key === "NODE_ENV" || key === "TEST") continue;
+    env[key] = value;
+  }
+  return env;
+}
+
+/** The start and the end of a long output, where the cause and the outcome of a failure usually are. */
+export function excerpt(text: string, lines = 25): string {
+  const all = text.trimEnd().split("\n");
+  if (all.length <= 2 * lines) return all.join("\n");
+  return [...all.slice(0, lines), "…", ...all.slice(-lines)].join("\n");
+}

@@ -19,7 +19,7 @@ export interface LatencyServerOptions {
   tick: number;
   /**
    * Requests that can wait to be accepted while the server is paused (a listen queue). The overload
-   * experiment's run showed about 1,040 requests in the server the second it resumed. The default is 512: see the README
+   * experiment's run showed about 1,040 requests in the server the second it resumed. The default is 512: see docs/simulator.md
    * for how the outcome depends on it.
    * Requests beyond it are dropped and their clients time out.
    */
