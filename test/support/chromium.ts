@@ -16,8 +16,12 @@ export interface Browser {
   close(): void;
 }
 
-/** Starts headless Chromium with `args` after the usual flags; it has `ms` to exit by itself. */
-export function startChromium(args: readonly string[], ms: number): Browser {
+/**
+ * Starts headless Chromium with `args` after the usual flags; it has `ms` to exit by itself. With
+ * `devtools`, it is driven through the DevTools protocol over a pipe (its file descriptors 3 and 4, see
+ * `connectDevTools` in devtools.ts) instead of by its command line alone.
+ */
+export function startChromium(args: readonly string[], ms: number, devtools = false): Browser {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `${CHROMIUM} is missing: this test needs Debian's chromium (apt-get install -y chromium); CI installs it in .ci/run`,
@@ -36,9 +40,13 @@ export function startChromium(args: readonly string[], ms: number): Browser {
       "--disable-component-update",
       "--disable-sync",
       `--user-data-dir=${profile}`,
+      ...(devtools ? ["--remote-debugging-pipe"] : []),
       ...args,
     ],
-    { detached: true, stdio: ["ignore", "ignore", "pipe"] },
+    {
+      detached: true,
+      stdio: devtools ? ["ignore", "ignore", "pipe", "pipe", "pipe"] : ["ignore", "ignore", "pipe"],
+    },
   );
   let stderr = "";
   child.stderr?.on("data", (chunk) => {

@@ -1,0 +1,64 @@
+// The policy explorer of the docs site (docs/.vitepress/theme/explorer.ts) computes with robustly itself:
+// its delays are `delays()`'s, a choice the options refuse comes back as robustly's OptionError, and its
+// outage is the overload simulator's outage scenario, shortened, to the same numbers.
+import { describe, expect, it } from "vitest";
+import {
+  type Choice,
+  INITIAL,
+  OUTAGE,
+  policyJson,
+  schedule,
+  simulateOutage,
+} from "../docs/.vitepress/theme/explorer.js";
+import { backoff, DEFAULTS, delays, fromConfig, jitter, seededRandom } from "../src/index.js";
+import { simulate } from "../src/sim/index.js";
+
+describe("the policy explorer", () => {
+  it("shows the delays of delays(), the backoff before jitter beside them, and their running total", () => {
+    const choice: Choice = { ...INITIAL, backoff: "fibonacci", jitter: "equal", maxRetries: 6, seed: 3 };
+    const checked = schedule(choice);
+    if (!checked.ok) throw new Error(checked.error);
+    const options = { backoff: backoff.fibonacci({ base: choice.base, max: choice.max }) };
+    expect(checked.rows.map((r) => r.delay)).toEqual(
+      delays({ ...options, jitter: jitter.equal(), random: seededRandom(3) }, 6),
+    );
+    expect(checked.rows.map((r) => r.backoff)).toEqual(delays({ ...options, jitter: jitter.none() }, 6));
+    expect(checked.rows.at(-1)?.total).toBeCloseTo(
+      checked.rows.reduce((sum, r) => sum + r.delay, 0),
+      9,
+    );
+    expect(fromConfig(policyJson(choice)).maxRetries).toBe(6);
+  });
+
+  it("shows the first retries of a policy that retries for ever", () => {
+    const checked = schedule({ ...INITIAL, maxRetries: -1 });
+    expect(checked.ok && checked.rows.length).toBeGreaterThan(INITIAL.maxRetries);
+  });
+
+  it("answers a choice the options refuse with robustly's OptionError", () => {
+    const checked = schedule({ ...INITIAL, backoff: "exponential", base: 1_000, max: 10 });
+    expect(checked).toEqual({ ok: false, error: expect.stringMatching(/^backoff\.max must be/) });
+  });
+
+  it("simulates what simulate() does on the outage scenario of the same length", () => {
+    const policy = fromConfig({
+      maxRetries: DEFAULTS.maxRetries,
+      backoff: { name: "exponential", base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax },
+      jitter: "full",
+    });
+    const mine = simulateOutage(policy, 1);
+    const [theirs] = simulate({
+      strategies: ["robustly"],
+      clients: [OUTAGE.clients],
+      duration: OUTAGE.duration,
+      outage: { start: OUTAGE.pause.start, length: OUTAGE.pause.end - OUTAGE.pause.start },
+      think: OUTAGE.think,
+      timeout: OUTAGE.timeout,
+      seed: 1,
+    }).runs;
+    expect(mine.amplification).toBeCloseTo(theirs?.amplification ?? Number.NaN, 9);
+    expect(mine.peakConcurrency).toBe(theirs?.peakConcurrency);
+    expect(mine.recovered).toBe(theirs?.recovered);
+    expect(mine.goodput).toHaveLength(OUTAGE.duration / 1000);
+  }, 30_000);
+});
