@@ -15,6 +15,7 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { githubSlug } from "../docs/.vitepress/slug.js";
 import {
   type Block,
   blockFile,
@@ -113,6 +114,12 @@ describe("docs/", () => {
     expect(typeCheck(blocksDir)).toEqual({ output: "", status: 0 });
   }, 120_000);
 
+  it("the README links every page (but the docs site's home, which lists them too)", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const linked = new Set(links(readme).map(({ target }) => target.split("#")[0]));
+    expect(pages.filter((page) => page !== "docs/index.md" && !linked.has(page))).toEqual([]);
+  });
+
   it("links between the pages, and from the README to them, reach a file and a heading of it", () => {
     const sources = [...pages, "README.md"];
     const broken: string[] = [];
@@ -175,12 +182,8 @@ function anchors(markdown: string): Set<string> {
   for (const { text } of proseLines(markdown)) {
     const heading = /^#{1,6}\s+(.*)$/.exec(text)?.[1];
     if (heading === undefined) continue;
-    const slug = heading
-      .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
-      .trim()
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
-      .replace(/\s/g, "-");
+    // The docs site gives its headings the same anchors (docs/.vitepress/slug.ts).
+    const slug = githubSlug(heading.replace(/\[([^\]]*)\]\([^)]*\)/g, "$1"));
     const n = seen.get(slug) ?? 0;
     seen.set(slug, n + 1);
     out.add(n === 0 ? slug : `${slug}-${n}`);
