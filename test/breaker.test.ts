@@ -4,8 +4,11 @@ import {
   circuitBreaker,
   jitter,
   OptionError,
+  PermanentError,
+  pipeline,
   retry,
   retryReport,
+  steps,
 } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
@@ -13,6 +16,10 @@ import { drive } from "./support/drive.js";
 
 const fail = () => {
   throw new Error("down");
+};
+
+const failWith = (error: unknown) => () => {
+  throw error;
 };
 
 describe("circuitBreaker", () => {
@@ -94,6 +101,51 @@ describe("circuitBreaker", () => {
     b.restore(JSON.parse(JSON.stringify(a.snapshot())));
     expect(b.state).toBe("open");
     expect(() => b.restore({ ...a.snapshot(), state: "ajar" as never })).toThrow(OptionError);
+  });
+
+  it("a `handles` predicate that answers with a promise is awaited, not taken as true", async () => {
+    const clock = new VirtualClock();
+    const breaker = circuitBreaker({
+      consecutiveFailures: 1,
+      handles: async (error) => (error as Error).message === "down",
+      clock,
+    });
+    const ignored = new Error("not the service");
+    await expect(breaker.execute(() => Promise.reject(ignored))).rejects.toBe(ignored);
+    expect(breaker.state).toBe("closed");
+    await expect(breaker.execute(fail)).rejects.toThrow("down");
+    expect(breaker.state).toBe("open");
+    // Through a pipeline's breaker step too.
+    const other = circuitBreaker({ consecutiveFailures: 1, handles: async () => false, clock });
+    await expect(pipeline(steps.breaker(other)).execute(fail)).rejects.toThrow("down");
+    expect(other.state).toBe("closed");
+  });
+
+  it("a `handles` predicate that throws or rejects goes to onCallbackError; the failure counts as by default", async () => {
+    const clock = new VirtualClock();
+    const reports: [unknown, string][] = [];
+    const broken = new Error("predicate broke");
+    for (const handles of [() => Promise.reject(broken), failWith(broken)]) {
+      const breaker = circuitBreaker({
+        consecutiveFailures: 2,
+        handles,
+        clock,
+        onCallbackError: (error, name) => reports.push([error, name]),
+      });
+      await expect(breaker.execute(fail)).rejects.toThrow("down");
+      await expect(pipeline(steps.breaker(breaker)).execute(fail)).rejects.toThrow("down");
+      expect(breaker.state).toBe("open");
+      // A PermanentError still does not count, as without `handles`.
+      const permanent = circuitBreaker({ consecutiveFailures: 1, handles, clock, onCallbackError: () => {} });
+      await expect(permanent.execute(failWith(new PermanentError("404")))).rejects.toThrow("404");
+      expect(permanent.state).toBe("closed");
+    }
+    expect(reports).toEqual([
+      [broken, "handles"],
+      [broken, "handles"],
+      [broken, "handles"],
+      [broken, "handles"],
+    ]);
   });
 
   it("a bad option fails at once", () => {

@@ -12,11 +12,12 @@ import { constant } from "../backoff/constant.js";
 import type { Backoff } from "../backoff/types.js";
 import { type Clock, MAX_TIMER_DELAY, systemClock } from "../core/clock.js";
 import { PermanentError } from "../core/errors.js";
-import { type Disposable, Events } from "../core/events.js";
+import { type Disposable, Events, report, warnOnce } from "../core/events.js";
+import { isThenable, settleWith } from "../core/invoke.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
 import { checkKeys, read } from "../core/schema.js";
-import { compileMatcher } from "../policy/matcher.js";
+import { compileRetryMatcher, type MatchAnswer } from "../policy/matcher.js";
 import { MAX_SKEW, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun } from "../store/run-log.js";
 import { restoreShared, SharedPolicy, SharedRuns } from "../store/shared-policy.js";
@@ -41,7 +42,7 @@ const PROBE = 2;
 const OPENED = 4;
 
 export class CircuitBreaker extends SharedPolicy {
-  readonly #events = new Events<BreakerEvents>();
+  readonly #events: Events<BreakerEvents>;
   readonly #consecutive: number | undefined;
   readonly #ratio: number | undefined;
   readonly #minimum: number;
@@ -63,8 +64,8 @@ export class CircuitBreaker extends SharedPolicy {
   /** The calls and failures over the window (with `failureRatio`). */
   readonly #window: SlidingCounts;
   readonly #options: CircuitBreakerOptions;
-  /** Whether a failure with this error counts against the service (the `handles` option). */
-  readonly handles: (error: unknown) => boolean = countsByDefault;
+  /** The `handles` option compiled: whether a failure with this error counts (perhaps as a promise). */
+  readonly #handles: ((error: unknown) => MatchAnswer) | undefined;
   /** Shared mode: the outcomes seen since the last exchange, each FAILED and/or PROBE, or OPENED. */
   readonly #runs = new SharedRuns();
   /** Shared mode: when this process's latest opening ends (store time), until the fleet's state carries it. */
@@ -73,6 +74,8 @@ export class CircuitBreaker extends SharedPolicy {
   constructor(options: CircuitBreakerOptions = {}) {
     super();
     checkKeys(BREAKER_SCHEMA, options);
+    read(BREAKER_SCHEMA, "onCallbackError", options.onCallbackError);
+    this.#events = new Events<BreakerEvents>(options.onCallbackError ?? warnOnce);
     const field = <V>(key: keyof CircuitBreakerOptions) =>
       read<V | undefined>(BREAKER_SCHEMA, key, options[key]);
     this.#ratio = field<number>("failureRatio");
@@ -85,10 +88,10 @@ export class CircuitBreaker extends SharedPolicy {
     this.#maxOpen = typeof max === "number" && max >= 0 ? Math.min(max, MAX_TIMER_DELAY) : MAX_TIMER_DELAY;
     this.#closeAfter = field<number>("halfOpenSuccesses") ?? 1;
     this.#probes = field<number>("halfOpenProbes") ?? 1;
-    if (options.handles !== undefined) {
-      const matches = compileMatcher("circuitBreaker: handles", options.handles);
-      this.handles = (error) => !isPermanent(error) && matches(error);
-    }
+    this.#handles =
+      options.handles === undefined
+        ? undefined
+        : compileRetryMatcher("circuitBreaker: handles", options.handles);
     const clock = options.clock ?? systemClock;
     this.#window = new SlidingCounts((field<number>("window") ?? 10_000) / BUCKETS);
     this.#random =
@@ -325,11 +328,37 @@ export class CircuitBreaker extends SharedPolicy {
     if (this.#state === "half-open") this.#inFlightProbes = Math.max(0, this.#inFlightProbes - 1);
   }
 
-  /** Reports how a call let through by `acquire` ended: `success()`, `failure()` or `release()`, by `handles`. */
-  settle(error: unknown, failed: boolean): void {
-    if (!failed) this.success();
-    else if (this.handles(error)) this.failure();
-    else this.release();
+  /**
+   * Reports how a call let through by `acquire` ended: `success()`, `failure()` or `release()`, by
+   * `handles`; then calls `then` (at once, or once an async `handles` has answered). A `handles` that
+   * throws or rejects is reported to `onCallbackError` and the failure counts as it would without one (a
+   * broken predicate must not stop the breaker from guarding the service).
+   */
+  settle(error: unknown, failed: boolean, then?: () => void): void {
+    const judged = (counts: boolean) => {
+      if (counts) this.failure();
+      else this.release();
+      then?.();
+    };
+    if (!failed) {
+      this.success();
+      then?.();
+      return;
+    }
+    if (isPermanent(error)) return judged(false);
+    if (this.#handles === undefined) return judged(true);
+    const broken = (thrown: unknown) => {
+      report(this.#events.onListenerError, "handles", thrown);
+      judged(true);
+    };
+    let answer: MatchAnswer;
+    try {
+      answer = this.#handles(error);
+    } catch (thrown) {
+      return broken(thrown);
+    }
+    if (!isThenable(answer)) judged(answer);
+    else settleWith(answer, (counts) => judged(Boolean(counts)), broken);
   }
 
   /**
@@ -434,10 +463,6 @@ export class CircuitBreaker extends SharedPolicy {
 /** A `PermanentError`, or an error a retry step gave up on because it was one. */
 function isPermanent(error: unknown): boolean {
   return error instanceof PermanentError || retryReport(error)?.reason === "permanent";
-}
-
-function countsByDefault(error: unknown): boolean {
-  return !isPermanent(error);
 }
 
 /**

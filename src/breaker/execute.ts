@@ -7,7 +7,7 @@ import { watchAbort } from "../core/abort.js";
 export interface Acquirable {
   acquire(): void;
   release(): void;
-  settle(error: unknown, failed: boolean): void;
+  settle(error: unknown, failed: boolean, then?: () => void): void;
 }
 
 /**
@@ -40,9 +40,8 @@ export function executeThrough<T>(
       if (done) return;
       done = true;
       unwatch?.();
-      breaker.settle(error, failed);
-      if (failed) reject(error);
-      else resolve(value as T);
+      // Passed on once the breaker has counted it (an async `handles` answers first).
+      breaker.settle(error, failed, () => (failed ? reject(error) : resolve(value as T)));
     };
     let result: T | PromiseLike<T>;
     try {

@@ -50,7 +50,12 @@ export const BREAKER_SCHEMA: Schema = {
     handles: {
       kind: { type: "other", allowed: "an ErrorMatcher" },
       default: "every error but PermanentError and the caller's abort",
-      doc: "Which failures count against the service; an error it does not match leaves the breaker as it was.",
+      doc: "Which failures count against the service; an error it does not match leaves the breaker as it was. A predicate may answer with a promise (awaited before the call settles); one that throws or rejects goes to onCallbackError and the failure counts as without handles.",
+    },
+    onCallbackError: {
+      kind: { type: "function" },
+      default: "one warning line",
+      doc: "Receives what handles or a listener threw or rejected with.",
     },
     clock: {
       kind: { type: "other", allowed: "a Clock" },

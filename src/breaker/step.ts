@@ -42,9 +42,11 @@ export class BreakerStep implements Step {
       done = true;
       // A timeout outside ran out on this call: the service was too slow, which counts (if `handles`
       // says so). The caller's abort and a lost hedge say nothing of the service.
-      if (scope.abortKind === "timeout") breaker.settle(scope.reason, true);
-      else breaker.release();
-      out.reject(scope.reason);
+      if (scope.abortKind === "timeout") breaker.settle(scope.reason, true, () => out.reject(scope.reason));
+      else {
+        breaker.release();
+        out.reject(scope.reason);
+      }
     });
     invoke(
       () => next(scope),
@@ -71,8 +73,7 @@ export class BreakerStep implements Step {
         if (done) return;
         done = true;
         unwatch();
-        breaker.settle(error, true);
-        out.reject(error);
+        breaker.settle(error, true, () => out.reject(error));
       },
     );
     return out;

@@ -5,9 +5,10 @@
 import type { BackoffLike } from "../backoff/types.js";
 import type { Clock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
+import type { CallbackErrorHandler } from "../core/events.js";
 import type { Random } from "../core/random.js";
 import { finiteAtLeast, integerAtLeast } from "../core/validate.js";
-import type { ErrorMatcher } from "../policy/matcher.js";
+import type { RetryMatcher } from "../policy/matcher.js";
 import type { SharingOptions } from "../store/replica.js";
 import type { StoreEvents } from "../store/shared-policy.js";
 import type { Bucket } from "./window.js";
@@ -32,9 +33,13 @@ export interface CircuitBreakerOptions extends SharingOptions {
   /**
    * Which failures count against the service. Default: every error but a `PermanentError` (a 404, a
    * validation error: the service answered) and the caller's own abort. An error it does not match, and a
-   * call the caller aborted, leave the breaker as it was (a probe's place is given back).
+   * call the caller aborted, leave the breaker as it was (a probe's place is given back). A predicate may
+   * answer with a promise, which is awaited before the call settles; one that throws or rejects is
+   * reported to `onCallbackError`, and the failure counts as it would without `handles`.
    */
-  handles?: ErrorMatcher;
+  handles?: RetryMatcher;
+  /** Receives what `handles` or a listener threw (or rejected with). Default: one warning line. */
+  onCallbackError?: CallbackErrorHandler;
   clock?: Clock;
   random?: Random;
 }

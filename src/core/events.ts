@@ -46,7 +46,8 @@ export function safeCall(handler: CallbackErrorHandler, name: string, call: () =
   }
 }
 
-function report(handler: CallbackErrorHandler, name: string, error: unknown): void {
+/** Hands `error` (thrown by the callback `name`) to `handler`, which may itself fail: that goes nowhere. */
+export function report(handler: CallbackErrorHandler, name: string, error: unknown): void {
   try {
     // The error handler itself may fail, at once or later: there is nowhere left to send that.
     const result: unknown = handler(error, name);
