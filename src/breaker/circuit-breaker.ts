@@ -345,17 +345,21 @@ export class CircuitBreaker extends SharedPolicy {
       then?.();
       return;
     }
-    if (isPermanent(error)) return judged(false);
-    if (this.#handles === undefined) return judged(true);
+    const handles = this.#handles;
+    if (handles === undefined || isPermanent(error)) {
+      judged(!isPermanent(error));
+      return;
+    }
     const broken = (thrown: unknown) => {
       report(this.#events.onListenerError, "handles", thrown);
       judged(true);
     };
     let answer: MatchAnswer;
     try {
-      answer = this.#handles(error);
+      answer = handles(error);
     } catch (thrown) {
-      return broken(thrown);
+      broken(thrown);
+      return;
     }
     if (!isThenable(answer)) judged(answer);
     else settleWith(answer, (counts) => judged(Boolean(counts)), broken);
