@@ -1,6 +1,8 @@
+import fc from "fast-check";
 import {
   BrokenCircuitError,
   backoff,
+  type CircuitBreaker,
   circuitBreaker,
   jitter,
   OptionError,
@@ -155,6 +157,115 @@ describe("circuitBreaker", () => {
     expect(() => circuitBreaker({ failureRatio: 2 })).toThrow("circuitBreaker: failureRatio");
     expect(() => circuitBreaker({ openFor: 5 as never })).toThrow("circuitBreaker: openFor");
     expect(() => circuitBreaker({ treshold: 1 } as never)).toThrow("circuitBreaker.treshold");
+  });
+});
+
+describe("a count-based breaker (windowCalls)", () => {
+  const recordOn = (breaker: CircuitBreaker, outcome: "ok" | "fail" | "ignored") => {
+    breaker.acquire();
+    if (outcome === "ok") breaker.success();
+    else if (outcome === "fail") breaker.failure();
+    else breaker.release();
+  };
+
+  it("opens on a failure exactly when the failures over the last windowCalls calls reach failureRatio, once minimumThroughput calls were seen (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.double({ min: 0.05, max: 1, noNaN: true }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.constantFrom("ok" as const, "fail" as const, "ignored" as const), { maxLength: 80 }),
+        (windowCalls, failureRatio, wanted, outcomes) => {
+          const minimumThroughput = Math.min(wanted, windowCalls);
+          const clock = new VirtualClock();
+          const breaker = circuitBreaker({ failureRatio, windowCalls, minimumThroughput, clock });
+          // The model: every call recorded, in order; a call the breaker was not told the outcome of is not.
+          const recorded: boolean[] = [];
+          for (const outcome of outcomes) {
+            recordOn(breaker, outcome);
+            if (outcome !== "ignored") recorded.push(outcome === "fail");
+            const last = recorded.slice(-windowCalls);
+            const failures = last.filter(Boolean).length;
+            // Decided as a failure is counted (a success never opens it), as with the time window.
+            const shouldOpen =
+              outcome === "fail" &&
+              recorded.length >= minimumThroughput &&
+              failures / last.length >= failureRatio;
+            expect(breaker.state).toBe(shouldOpen ? "open" : "closed");
+            if (shouldOpen) break;
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("failures that have left the last windowCalls calls no longer count, however long ago they were", async () => {
+    const clock = new VirtualClock();
+    const breaker = circuitBreaker({ failureRatio: 0.5, windowCalls: 4, minimumThroughput: 4, clock });
+    for (const outcome of ["fail", "fail", "ok", "ok", "ok", "fail"] as const) recordOn(breaker, outcome);
+    // The last four: ok, ok, ok, fail (the first two failures have left).
+    expect(breaker.state).toBe("closed");
+    await clock.advance(3_600_000);
+    recordOn(breaker, "fail");
+    // ok, ok, fail, fail: 2 of 4, though an hour has passed since the others.
+    expect(breaker.state).toBe("open");
+  });
+
+  it("half-open as the others: a failed probe opens it again, a good one closes it and empties the window", async () => {
+    const clock = new VirtualClock();
+    const breaker = circuitBreaker({
+      failureRatio: 0.5,
+      windowCalls: 10,
+      minimumThroughput: 2,
+      openFor: backoff.constant({ base: 1000 }),
+      clock,
+    });
+    recordOn(breaker, "fail");
+    recordOn(breaker, "fail");
+    expect(breaker.state).toBe("open");
+    await clock.advance(1000);
+    recordOn(breaker, "fail");
+    expect(breaker.state).toBe("open");
+    await clock.advance(1000);
+    recordOn(breaker, "ok");
+    expect(breaker.state).toBe("closed");
+    expect(breaker.snapshot().recent).toEqual([]);
+    // Emptied: one failure is below the minimum again.
+    recordOn(breaker, "fail");
+    expect(breaker.state).toBe("closed");
+  });
+
+  it("its last calls are part of the state another breaker takes over", () => {
+    const clock = new VirtualClock();
+    const options = { failureRatio: 0.5, windowCalls: 4, minimumThroughput: 4, clock };
+    const a = circuitBreaker(options);
+    for (const outcome of ["fail", "ok", "ok", "ok", "fail"] as const) recordOn(a, outcome);
+    expect(a.state).toBe("closed");
+    const state = JSON.parse(JSON.stringify(a.snapshot()));
+    expect(state.recent).toEqual([0, 0, 0, 1]);
+    const b = circuitBreaker(options);
+    b.restore(state);
+    recordOn(b, "fail");
+    expect(b.state).toBe("open");
+    expect(() => b.restore({ ...state, recent: [0, 2] })).toThrow("circuitBreaker.restore: recent");
+  });
+
+  it("a bad option fails at once, naming it", () => {
+    expect(() => circuitBreaker({ failureRatio: 0.5, windowCalls: 0 })).toThrow(
+      "circuitBreaker: windowCalls must be an integer in [1, 100000]; got 0",
+    );
+    expect(() => circuitBreaker({ failureRatio: 0.5, windowCalls: 10, window: 1000 })).toThrow(
+      "circuitBreaker: windowCalls",
+    );
+    expect(() => circuitBreaker({ windowCalls: 10 })).toThrow("circuitBreaker: windowCalls");
+    expect(() => circuitBreaker({ failureRatio: 0.5, windowCalls: 10, minimumThroughput: 11 })).toThrow(
+      "circuitBreaker: minimumThroughput",
+    );
+    // Left out, the minimum is at most the window.
+    const small = circuitBreaker({ failureRatio: 1, windowCalls: 3, clock: new VirtualClock() });
+    for (let i = 0; i < 3; i++) recordOn(small, "fail");
+    expect(small.state).toBe("open");
   });
 });
 

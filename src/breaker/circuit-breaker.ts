@@ -11,7 +11,7 @@ import { toBackoff } from "../backoff/common.js";
 import { constant } from "../backoff/constant.js";
 import type { Backoff } from "../backoff/types.js";
 import { type Clock, MAX_TIMER_DELAY, systemClock } from "../core/clock.js";
-import { PermanentError } from "../core/errors.js";
+import { OptionError, PermanentError } from "../core/errors.js";
 import { type Disposable, Events, report, warnOnce } from "../core/events.js";
 import { isThenable, settleWith } from "../core/invoke.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
@@ -31,7 +31,7 @@ import {
   type CircuitState,
   checkBreakerState,
 } from "./types.js";
-import { BUCKETS, SlidingCounts } from "./window.js";
+import { BUCKETS, CallWindow, SlidingCounts } from "./window.js";
 
 export type { BreakerEvents, BreakerState, CircuitBreakerOptions, CircuitState };
 export { BrokenCircuitError };
@@ -63,6 +63,8 @@ export class CircuitBreaker extends SharedPolicy {
   #isolations = 0;
   /** The calls and failures over the window (with `failureRatio`). */
   readonly #window: SlidingCounts;
+  /** With `windowCalls`: the last calls' outcomes, in place of the time window. */
+  readonly #calls: CallWindow | undefined;
   readonly #options: CircuitBreakerOptions;
   /** The `handles` option compiled: whether a failure with this error counts (perhaps as a promise). */
   readonly #handles: ((error: unknown) => MatchAnswer) | undefined;
@@ -82,7 +84,10 @@ export class CircuitBreaker extends SharedPolicy {
     if (options.consecutiveFailures !== undefined || this.#ratio === undefined) {
       this.#consecutive = field<number>("consecutiveFailures") ?? 5;
     }
-    this.#minimum = field<number>("minimumThroughput") ?? 10;
+    const windowCalls = field<number>("windowCalls");
+    this.#minimum = field<number>("minimumThroughput") ?? Math.min(10, windowCalls ?? 10);
+    if (windowCalls !== undefined) checkWindowCalls(windowCalls, this.#ratio, options.window, this.#minimum);
+    this.#calls = windowCalls === undefined ? undefined : new CallWindow(windowCalls);
     this.#openFor = toBackoff(options.openFor ?? constant({ base: 5000 }), "circuitBreaker: openFor");
     const max = this.#openFor.max;
     this.#maxOpen = typeof max === "number" && max >= 0 ? Math.min(max, MAX_TIMER_DELAY) : MAX_TIMER_DELAY;
@@ -180,6 +185,8 @@ export class CircuitBreaker extends SharedPolicy {
     if (this.#ratio !== undefined) {
       const { calls, failed } = this.#totals();
       // (failed + j) / (calls + j) >= ratio  ⇔  j >= (ratio·calls − failed) / (1 − ratio), and calls + j >= minimum.
+      // With windowCalls this may pass the exact point (failures push older calls out), but a run of
+      // failures only raises the window's ratio, so the state at the run's end is the same.
       const byRatio =
         this.#ratio >= 1
           ? failed === calls
@@ -301,6 +308,7 @@ export class CircuitBreaker extends SharedPolicy {
       if (this.#successes >= this.#closeAfter) {
         this.#openings = 0;
         this.#window.clear();
+        this.#calls?.clear();
         this.#move("closed");
       }
     }
@@ -383,13 +391,15 @@ export class CircuitBreaker extends SharedPolicy {
 
   /** The calls and the failures in the window now. */
   #totals(): { calls: number; failed: number } {
+    if (this.#calls !== undefined) return { calls: this.#calls.calls, failed: this.#calls.failures };
     this.#window.advanceTo(this.#clock.now());
     return { calls: this.#window.first, failed: this.#window.second };
   }
 
   #count(failed: boolean, n = 1): void {
     if (this.#ratio === undefined) return;
-    this.#window.count(this.#clock.now(), n, failed ? n : 0);
+    if (this.#calls !== undefined) this.#calls.record(failed, n);
+    else this.#window.count(this.#clock.now(), n, failed ? n : 0);
   }
 
   #open(): void {
@@ -437,6 +447,7 @@ export class CircuitBreaker extends SharedPolicy {
       consecutiveFailures: this.#failures,
       halfOpenSuccesses: this.#successes,
       window: this.#window.entries(),
+      ...(this.#calls === undefined ? {} : { recent: this.#calls.outcomes() }),
     };
   }
   /**
@@ -461,6 +472,38 @@ export class CircuitBreaker extends SharedPolicy {
       const n = Math.max(0, calls);
       window.add(Math.min(window.bucketOf(time), window.head), n, Math.min(Math.max(0, failures), n));
     }
+    this.#calls?.load(checked.recent ?? []);
+  }
+}
+
+/** `windowCalls` takes `failureRatio`, not `window`, and a `minimumThroughput` the window can hold. */
+function checkWindowCalls(
+  windowCalls: number,
+  ratio: number | undefined,
+  window: number | undefined,
+  minimum: number,
+): void {
+  const option = "circuitBreaker: windowCalls";
+  if (ratio === undefined) {
+    throw new OptionError(
+      option,
+      windowCalls,
+      "given with failureRatio (the share of the last calls that opens it)",
+    );
+  }
+  if (window !== undefined) {
+    throw new OptionError(
+      option,
+      windowCalls,
+      "left out when window is given: a window counts time or calls, not both",
+    );
+  }
+  if (minimum > windowCalls) {
+    throw new OptionError(
+      "circuitBreaker: minimumThroughput",
+      minimum,
+      `at most windowCalls (${windowCalls}): the window never holds more calls`,
+    );
   }
 }
 

@@ -24,6 +24,12 @@ export interface CircuitBreakerOptions extends SharingOptions {
   minimumThroughput?: number;
   /** With `failureRatio`: the sliding window, ms, in [1, 2^31 − 1] (about 24.8 days). Default 10,000. */
   window?: number;
+  /**
+   * With `failureRatio`, in place of `window`: the sliding window as the last this many calls, whenever
+   * they came (cockatiel's `CountBreaker`, resilience4j's COUNT_BASED window), an integer in [1, 100,000].
+   * `minimumThroughput` is then at most this, and by default the smaller of 10 and this.
+   */
+  windowCalls?: number;
   /** How long it stays open: a backoff of x = times opened in a row. Default constant 5 s. */
   openFor?: BackoffLike;
   /** Successful probes that close it from half-open. Default 1. */
@@ -63,6 +69,8 @@ export interface BreakerState {
   readonly halfOpenSuccesses: number;
   /** The sliding window: [clock time of the bucket, calls, failures] for each bucket still in it. */
   readonly window: readonly (readonly [number, number, number])[];
+  /** With `windowCalls`: the outcomes of the calls in the window, oldest first, 1 for a failure. */
+  readonly recent?: readonly (0 | 1)[];
 }
 
 /** A breaker's state as `restore` takes it: checked whole, the window a copy of its own. */
@@ -101,7 +109,12 @@ export function checkBreakerState(state: BreakerState): CheckedBreakerState {
       "a list of [time, calls, failures] buckets",
     );
   }
+  const recent = state.recent;
+  if (recent !== undefined && !(Array.isArray(recent) && recent.every((n) => n === 0 || n === 1))) {
+    throw new OptionError("circuitBreaker.restore: recent", recent, "a list of 0 (success) and 1 (failure)");
+  }
   return {
+    ...(recent === undefined ? {} : { recent: [...recent] }),
     state: state.state,
     openUntil,
     openings,
