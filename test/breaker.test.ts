@@ -150,6 +150,54 @@ describe("circuitBreaker", () => {
     ]);
   });
 
+  it("emits success and failure for each call it hears of, with its duration and outcome", async () => {
+    const clock = new VirtualClock();
+    const reports: [unknown, string][] = [];
+    const breaker = circuitBreaker({
+      consecutiveFailures: 5,
+      handles: (error) => (error as Error).message === "down",
+      clock,
+      onCallbackError: (error, name) => reports.push([error, name]),
+    });
+    const heard: unknown[] = [];
+    breaker.on("success", (event) => heard.push(["success", event]));
+    const failures = breaker.on("failure", (event) => heard.push(["failure", event]));
+    const bad = new Error("listener");
+    breaker.on("success", failWith(bad));
+    const slow =
+      <T>(ms: number, run: () => T) =>
+      () =>
+        clock.sleep(ms).then(run);
+    await drive(clock, breaker.execute(slow(120, () => "ok")));
+    const down = new Error("down");
+    await drive(clock, breaker.execute(slow(30, failWith(down))));
+    const other = new Error("other");
+    await drive(clock, breaker.execute(slow(5, failWith(other))));
+    // A value `handlesResult` counts, through a step.
+    const step = steps.breaker(breaker, { handlesResult: (value) => value === 503 });
+    await drive(
+      clock,
+      pipeline(step).execute(
+        slow(40, () => 503),
+        { clock },
+      ),
+    );
+    // The caller's abort says nothing of the service: no event.
+    const controller = new AbortController();
+    const aborted = breaker.execute(() => clock.sleep(1000), controller.signal);
+    controller.abort(new Error("caller"));
+    await expect(aborted).rejects.toThrow("caller");
+    failures.dispose();
+    await drive(clock, breaker.execute(failWith(down)));
+    expect(heard).toEqual([
+      ["success", { duration: 120, value: "ok" }],
+      ["failure", { duration: 30, outcome: down, isValue: false, handled: true }],
+      ["failure", { duration: 5, outcome: other, isValue: false, handled: false }],
+      ["failure", { duration: 40, outcome: 503, isValue: true, handled: true }],
+    ]);
+    expect(reports).toEqual([[bad, "success"]]);
+  });
+
   it("a bad option fails at once", () => {
     expect(() => circuitBreaker({ consecutiveFailures: 0 })).toThrow(
       "circuitBreaker: consecutiveFailures must be an integer >= 1; got 0",

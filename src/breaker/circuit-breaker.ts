@@ -270,9 +270,10 @@ export class CircuitBreaker extends SharedPolicy {
 
   /**
    * Asks to make a call. Throws `BrokenCircuitError` if the circuit is open (or half-open with all its
-   * probes out); otherwise the call must report its outcome with `success()` or `failure()`.
+   * probes out); otherwise the call must report its outcome with `settle()`, or `success()`, `failure()`
+   * or `release()`. Returns the clock time it let the call through, for `settle` to time it.
    */
-  acquire(): void {
+  acquire(): number {
     if (this.#isolations > 0) {
       if (!this.#runs.quiet) this.#events.emit("rejected", { retryAfter: 0 });
       throw new BrokenCircuitError(0, "the circuit is isolated (held open by isolate())");
@@ -290,6 +291,7 @@ export class CircuitBreaker extends SharedPolicy {
       if (this.#inFlightProbes >= this.#probes) this.#reject(0);
       this.#inFlightProbes += 1;
     }
+    return now;
   }
 
   #reject(retryAfter: number): never {
@@ -337,25 +339,27 @@ export class CircuitBreaker extends SharedPolicy {
   }
 
   /**
-   * Reports how a call let through by `acquire` ended: `success()`, `failure()` or `release()`, by
-   * `handles`; then calls `then` (at once, or once an async `handles` has answered). A `handles` that
-   * throws or rejects is reported to `onCallbackError` and the failure counts as it would without one (a
-   * broken predicate must not stop the breaker from guarding the service).
+   * Reports how a call let through by `acquire` ended (`outcome`: its error, or its value when it did not
+   * fail): `success()`, `failure()` or `release()`, by `handles`; then calls `then` (at once, or once an
+   * async `handles` has answered). A `handles` that throws or rejects is reported to `onCallbackError` and
+   * the failure counts as it would without one (a broken predicate must not stop the breaker from
+   * guarding the service). Given `started` (from `acquire`), it emits `success` or `failure`.
    */
-  settle(error: unknown, failed: boolean, then?: () => void): void {
+  settle(outcome: unknown, failed: boolean, then?: () => void, started?: number): void {
     const judged = (counts: boolean) => {
       if (counts) this.failure();
       else this.release();
+      this.#told(started, "failure", { outcome, isValue: false, handled: counts });
       then?.();
     };
     if (!failed) {
-      this.success();
+      this.settleValue(outcome, false, started);
       then?.();
       return;
     }
     const handles = this.#handles;
-    if (handles === undefined || isPermanent(error)) {
-      judged(!isPermanent(error));
+    if (handles === undefined || isPermanent(outcome)) {
+      judged(!isPermanent(outcome));
       return;
     }
     const broken = (thrown: unknown) => {
@@ -364,13 +368,38 @@ export class CircuitBreaker extends SharedPolicy {
     };
     let answer: MatchAnswer;
     try {
-      answer = handles(error);
+      answer = handles(outcome);
     } catch (thrown) {
       broken(thrown);
       return;
     }
     if (!isThenable(answer)) judged(answer);
     else settleWith(answer, (counts) => judged(Boolean(counts)), broken);
+  }
+
+  /**
+   * Reports a call let through by `acquire` that answered with `value`: a success, or a failure when
+   * `failed` (a `handlesResult` counted it); emits `success` or `failure` when given `started`.
+   */
+  settleValue(value: unknown, failed: boolean, started?: number): void {
+    if (failed) {
+      this.failure();
+      this.#told(started, "failure", { outcome: value, isValue: true, handled: true });
+    } else {
+      this.success();
+      this.#told(started, "success", { value });
+    }
+  }
+
+  /** Emits `event` for a call let through at `started` (nothing when the call was not timed). */
+  #told<K extends "success" | "failure">(
+    started: number | undefined,
+    event: K,
+    payload: Omit<BreakerEvents[K], "duration">,
+  ): void {
+    if (started === undefined || !this.#events.has(event)) return;
+    const duration = Math.max(0, this.#clock.now() - started);
+    this.#events.emit(event, { duration, ...payload } as BreakerEvents[K]);
   }
 
   /**

@@ -56,6 +56,21 @@ export interface BreakerEvents extends StoreEvents {
   change: { readonly from: CircuitState; readonly to: CircuitState; readonly openFor?: number };
   /** A call was refused because the circuit is open. */
   rejected: { readonly retryAfter: number };
+  /**
+   * A call it let through ended with a value that counts as a success; `duration`: ms since it was let
+   * through, on the breaker's clock. Of calls through `execute`, a breaker step or a retry's `breaker`.
+   */
+  success: { readonly duration: number; readonly value: unknown };
+  /**
+   * A call it let through failed: with an error (or a timeout outside it), or a value `handlesResult`
+   * counted (`isValue`). `handled`: whether it counted against the service (`handles` said so).
+   */
+  failure: {
+    readonly duration: number;
+    readonly outcome: unknown;
+    readonly isValue: boolean;
+    readonly handled: boolean;
+  };
 }
 
 /** A breaker's state: one plain object, to read, store and restore. */
