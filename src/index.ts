@@ -93,7 +93,8 @@ export {
   unrefClock,
 } from "./core/clock.js";
 export { OptionError, PermanentError, RetryableResultError, TimeoutError } from "./core/errors.js";
-export type { CallbackErrorHandler, Disposable } from "./core/events.js";
+export type { CallbackErrorHandler, Disposable, EventSource } from "./core/events.js";
+export { once } from "./core/events.js";
 export { type Random, seededRandom, systemRandom } from "./core/random.js";
 export { type GiveUpReason, type RetryReport, type RetryStats, retryReport } from "./core/report.js";
 export {

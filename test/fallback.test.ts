@@ -11,6 +11,7 @@ import { pipeline } from "../src/pipeline/pipeline.js";
 import { retryStep } from "../src/retry/step.js";
 import { VirtualClock } from "../src/testing/virtual-clock.js";
 import { timeoutStep } from "../src/timeout/step.js";
+import { deferred } from "./support/drive.js";
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -162,6 +163,36 @@ describe("fallbackStep", () => {
     const broken = new Error("predicate broke");
     const p = pipeline(fallbackStep("fb", { when: failWith(broken) }));
     await expect(p.execute(failWith(new Error("x")))).rejects.toBe(broken);
+  });
+
+  it("a `when` predicate that answers with a promise is awaited, not taken as true", async () => {
+    const original = new Error("not ours");
+    const ours = new Unavailable("ours");
+    const p = pipeline(fallbackStep("fb", { when: async (error) => error instanceof Unavailable }));
+    await expect(p.execute(failWith(original))).rejects.toBe(original);
+    expect(await p.execute(failWith(ours))).toBe("fb");
+    // A PermanentError unmatched goes on unchanged, so that a retry step outside still sees it.
+    const step = fallbackStep("fb", { when: async (error) => error instanceof Unavailable });
+    const permanent = new PermanentError(original);
+    const scope = new Scope(new VirtualClock(), Math.random);
+    await expect(Promise.resolve(step.execute(failWith(permanent), scope))).rejects.toBe(permanent);
+  });
+
+  it("a `when` predicate that rejects: that error is the outcome, as when it throws", async () => {
+    const broken = new Error("predicate rejected");
+    const p = pipeline(fallbackStep("fb", { when: () => Promise.reject(broken) }));
+    await expect(p.execute(failWith(new Error("x")))).rejects.toBe(broken);
+  });
+
+  it("the caller's abort while an async `when` is pending ends the step with the abort's reason", async () => {
+    const answer = deferred<boolean>();
+    const controller = new AbortController();
+    const p = pipeline(fallbackStep("fb", { when: () => answer.promise }));
+    const run = p.execute(failWith(new Error("x")), { signal: controller.signal });
+    await tick();
+    controller.abort(new Error("caller"));
+    answer.resolve(true);
+    await expect(run).rejects.toThrow("caller");
   });
 
   it("emits `fallback` with the error; a listener that throws goes to onCallbackError", async () => {

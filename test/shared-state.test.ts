@@ -551,6 +551,13 @@ describe("handing outcomes over in runs", () => {
             failureRatio: fc.double({ min: 0.05, max: 1, noNaN: true }),
             minimumThroughput: fc.integer({ min: 1, max: 40 }),
           }),
+          fc
+            .record({
+              failureRatio: fc.double({ min: 0.05, max: 1, noNaN: true }),
+              windowCalls: fc.integer({ min: 1, max: 50 }),
+              minimumThroughput: fc.integer({ min: 1, max: 50 }),
+            })
+            .map((m) => ({ ...m, minimumThroughput: Math.min(m.minimumThroughput, m.windowCalls) })),
         ),
         fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 60 })), { maxLength: 30 }),
         async (mode, runs) => {

@@ -11,12 +11,13 @@ import { toBackoff } from "../backoff/common.js";
 import { constant } from "../backoff/constant.js";
 import type { Backoff } from "../backoff/types.js";
 import { type Clock, MAX_TIMER_DELAY, systemClock } from "../core/clock.js";
-import { PermanentError } from "../core/errors.js";
-import { type Disposable, Events } from "../core/events.js";
+import { OptionError, PermanentError } from "../core/errors.js";
+import { type Disposable, Events, report, warnOnce } from "../core/events.js";
+import { isThenable, settleWith } from "../core/invoke.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
 import { checkKeys, read } from "../core/schema.js";
-import { compileMatcher } from "../policy/matcher.js";
+import { compileRetryMatcher, type MatchAnswer } from "../policy/matcher.js";
 import { MAX_SKEW, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun } from "../store/run-log.js";
 import { restoreShared, SharedPolicy, SharedRuns } from "../store/shared-policy.js";
@@ -30,7 +31,7 @@ import {
   type CircuitState,
   checkBreakerState,
 } from "./types.js";
-import { BUCKETS, SlidingCounts } from "./window.js";
+import { BUCKETS, CallWindow, SlidingCounts } from "./window.js";
 
 export type { BreakerEvents, BreakerState, CircuitBreakerOptions, CircuitState };
 export { BrokenCircuitError };
@@ -41,7 +42,7 @@ const PROBE = 2;
 const OPENED = 4;
 
 export class CircuitBreaker extends SharedPolicy {
-  readonly #events = new Events<BreakerEvents>();
+  readonly #events: Events<BreakerEvents>;
   readonly #consecutive: number | undefined;
   readonly #ratio: number | undefined;
   readonly #minimum: number;
@@ -62,9 +63,11 @@ export class CircuitBreaker extends SharedPolicy {
   #isolations = 0;
   /** The calls and failures over the window (with `failureRatio`). */
   readonly #window: SlidingCounts;
+  /** With `windowCalls`: the last calls' outcomes, in place of the time window. */
+  readonly #calls: CallWindow | undefined;
   readonly #options: CircuitBreakerOptions;
-  /** Whether a failure with this error counts against the service (the `handles` option). */
-  readonly handles: (error: unknown) => boolean = countsByDefault;
+  /** The `handles` option compiled: whether a failure with this error counts (perhaps as a promise). */
+  readonly #handles: ((error: unknown) => MatchAnswer) | undefined;
   /** Shared mode: the outcomes seen since the last exchange, each FAILED and/or PROBE, or OPENED. */
   readonly #runs = new SharedRuns();
   /** Shared mode: when this process's latest opening ends (store time), until the fleet's state carries it. */
@@ -73,22 +76,27 @@ export class CircuitBreaker extends SharedPolicy {
   constructor(options: CircuitBreakerOptions = {}) {
     super();
     checkKeys(BREAKER_SCHEMA, options);
+    read(BREAKER_SCHEMA, "onCallbackError", options.onCallbackError);
+    this.#events = new Events<BreakerEvents>(options.onCallbackError ?? warnOnce);
     const field = <V>(key: keyof CircuitBreakerOptions) =>
       read<V | undefined>(BREAKER_SCHEMA, key, options[key]);
     this.#ratio = field<number>("failureRatio");
     if (options.consecutiveFailures !== undefined || this.#ratio === undefined) {
       this.#consecutive = field<number>("consecutiveFailures") ?? 5;
     }
-    this.#minimum = field<number>("minimumThroughput") ?? 10;
+    const windowCalls = field<number>("windowCalls");
+    this.#minimum = field<number>("minimumThroughput") ?? Math.min(10, windowCalls ?? 10);
+    if (windowCalls !== undefined) checkWindowCalls(windowCalls, this.#ratio, options.window, this.#minimum);
+    this.#calls = windowCalls === undefined ? undefined : new CallWindow(windowCalls);
     this.#openFor = toBackoff(options.openFor ?? constant({ base: 5000 }), "circuitBreaker: openFor");
     const max = this.#openFor.max;
     this.#maxOpen = typeof max === "number" && max >= 0 ? Math.min(max, MAX_TIMER_DELAY) : MAX_TIMER_DELAY;
     this.#closeAfter = field<number>("halfOpenSuccesses") ?? 1;
     this.#probes = field<number>("halfOpenProbes") ?? 1;
-    if (options.handles !== undefined) {
-      const matches = compileMatcher("circuitBreaker: handles", options.handles);
-      this.handles = (error) => !isPermanent(error) && matches(error);
-    }
+    this.#handles =
+      options.handles === undefined
+        ? undefined
+        : compileRetryMatcher("circuitBreaker: handles", options.handles);
     const clock = options.clock ?? systemClock;
     this.#window = new SlidingCounts((field<number>("window") ?? 10_000) / BUCKETS);
     this.#random =
@@ -177,6 +185,8 @@ export class CircuitBreaker extends SharedPolicy {
     if (this.#ratio !== undefined) {
       const { calls, failed } = this.#totals();
       // (failed + j) / (calls + j) >= ratio  ⇔  j >= (ratio·calls − failed) / (1 − ratio), and calls + j >= minimum.
+      // With windowCalls this may pass the exact point (failures push older calls out), but a run of
+      // failures only raises the window's ratio, so the state at the run's end is the same.
       const byRatio =
         this.#ratio >= 1
           ? failed === calls
@@ -260,9 +270,10 @@ export class CircuitBreaker extends SharedPolicy {
 
   /**
    * Asks to make a call. Throws `BrokenCircuitError` if the circuit is open (or half-open with all its
-   * probes out); otherwise the call must report its outcome with `success()` or `failure()`.
+   * probes out); otherwise the call must report its outcome with `settle()`, or `success()`, `failure()`
+   * or `release()`. Returns the clock time it let the call through, for `settle` to time it.
    */
-  acquire(): void {
+  acquire(): number {
     if (this.#isolations > 0) {
       if (!this.#runs.quiet) this.#events.emit("rejected", { retryAfter: 0 });
       throw new BrokenCircuitError(0, "the circuit is isolated (held open by isolate())");
@@ -280,6 +291,7 @@ export class CircuitBreaker extends SharedPolicy {
       if (this.#inFlightProbes >= this.#probes) this.#reject(0);
       this.#inFlightProbes += 1;
     }
+    return now;
   }
 
   #reject(retryAfter: number): never {
@@ -298,6 +310,7 @@ export class CircuitBreaker extends SharedPolicy {
       if (this.#successes >= this.#closeAfter) {
         this.#openings = 0;
         this.#window.clear();
+        this.#calls?.clear();
         this.#move("closed");
       }
     }
@@ -325,11 +338,68 @@ export class CircuitBreaker extends SharedPolicy {
     if (this.#state === "half-open") this.#inFlightProbes = Math.max(0, this.#inFlightProbes - 1);
   }
 
-  /** Reports how a call let through by `acquire` ended: `success()`, `failure()` or `release()`, by `handles`. */
-  settle(error: unknown, failed: boolean): void {
-    if (!failed) this.success();
-    else if (this.handles(error)) this.failure();
-    else this.release();
+  /**
+   * Reports how a call let through by `acquire` ended (`outcome`: its error, or its value when it did not
+   * fail): `success()`, `failure()` or `release()`, by `handles`; then calls `then` (at once, or once an
+   * async `handles` has answered). A `handles` that throws or rejects is reported to `onCallbackError` and
+   * the failure counts as it would without one (a broken predicate must not stop the breaker from
+   * guarding the service). Given `started` (from `acquire`), it emits `success` or `failure`.
+   */
+  settle(outcome: unknown, failed: boolean, then?: () => void, started?: number): void {
+    const judged = (counts: boolean) => {
+      if (counts) this.failure();
+      else this.release();
+      this.#told(started, "failure", { outcome, isValue: false, handled: counts });
+      then?.();
+    };
+    if (!failed) {
+      this.settleValue(outcome, false, started);
+      then?.();
+      return;
+    }
+    const handles = this.#handles;
+    if (handles === undefined || isPermanent(outcome)) {
+      judged(!isPermanent(outcome));
+      return;
+    }
+    const broken = (thrown: unknown) => {
+      report(this.#events.onListenerError, "handles", thrown);
+      judged(true);
+    };
+    let answer: MatchAnswer;
+    try {
+      answer = handles(outcome);
+    } catch (thrown) {
+      broken(thrown);
+      return;
+    }
+    if (!isThenable(answer)) judged(answer);
+    else settleWith(answer, (counts) => judged(Boolean(counts)), broken);
+  }
+
+  /**
+   * Reports a call let through by `acquire` that answered with `value`: a success, or a failure when
+   * `failed` (a `handlesResult` counted it); emits `success` or `failure` when given `started`.
+   */
+  settleValue(value: unknown, failed: boolean, started?: number): void {
+    if (failed) {
+      this.failure();
+      this.#told(started, "failure", { outcome: value, isValue: true, handled: true });
+    } else {
+      this.success();
+      this.#told(started, "success", { value });
+    }
+  }
+
+  /** Emits `event` for a call let through at `started` (nothing when the call was not timed). */
+  #told<K extends "success" | "failure">(
+    started: number | undefined,
+    event: K,
+    payload: Omit<BreakerEvents[K], "duration">,
+  ): void {
+    if (started === undefined || !this.#events.has(event)) return;
+    const duration = Math.max(0, this.#clock.now() - started);
+    this.#events.emit(event, { duration, ...payload } as BreakerEvents[K]);
   }
 
   /**
@@ -350,13 +420,15 @@ export class CircuitBreaker extends SharedPolicy {
 
   /** The calls and the failures in the window now. */
   #totals(): { calls: number; failed: number } {
+    if (this.#calls !== undefined) return { calls: this.#calls.calls, failed: this.#calls.failures };
     this.#window.advanceTo(this.#clock.now());
     return { calls: this.#window.first, failed: this.#window.second };
   }
 
   #count(failed: boolean, n = 1): void {
     if (this.#ratio === undefined) return;
-    this.#window.count(this.#clock.now(), n, failed ? n : 0);
+    if (this.#calls !== undefined) this.#calls.record(failed, n);
+    else this.#window.count(this.#clock.now(), n, failed ? n : 0);
   }
 
   #open(): void {
@@ -404,6 +476,7 @@ export class CircuitBreaker extends SharedPolicy {
       consecutiveFailures: this.#failures,
       halfOpenSuccesses: this.#successes,
       window: this.#window.entries(),
+      ...(this.#calls === undefined ? {} : { recent: this.#calls.outcomes() }),
     };
   }
   /**
@@ -428,16 +501,44 @@ export class CircuitBreaker extends SharedPolicy {
       const n = Math.max(0, calls);
       window.add(Math.min(window.bucketOf(time), window.head), n, Math.min(Math.max(0, failures), n));
     }
+    this.#calls?.load(checked.recent ?? []);
+  }
+}
+
+/** `windowCalls` takes `failureRatio`, not `window`, and a `minimumThroughput` the window can hold. */
+function checkWindowCalls(
+  windowCalls: number,
+  ratio: number | undefined,
+  window: number | undefined,
+  minimum: number,
+): void {
+  const option = "circuitBreaker: windowCalls";
+  if (ratio === undefined) {
+    throw new OptionError(
+      option,
+      windowCalls,
+      "given with failureRatio (the share of the last calls that opens it)",
+    );
+  }
+  if (window !== undefined) {
+    throw new OptionError(
+      option,
+      windowCalls,
+      "left out when window is given: a window counts time or calls, not both",
+    );
+  }
+  if (minimum > windowCalls) {
+    throw new OptionError(
+      "circuitBreaker: minimumThroughput",
+      minimum,
+      `at most windowCalls (${windowCalls}): the window never holds more calls`,
+    );
   }
 }
 
 /** A `PermanentError`, or an error a retry step gave up on because it was one. */
 function isPermanent(error: unknown): boolean {
   return error instanceof PermanentError || retryReport(error)?.reason === "permanent";
-}
-
-function countsByDefault(error: unknown): boolean {
-  return !isPermanent(error);
 }
 
 /**

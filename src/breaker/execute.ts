@@ -5,9 +5,9 @@ import { watchAbort } from "../core/abort.js";
 
 /** What `executeThrough` needs of a breaker. */
 export interface Acquirable {
-  acquire(): void;
+  acquire(): number;
   release(): void;
-  settle(error: unknown, failed: boolean): void;
+  settle(outcome: unknown, failed: boolean, then?: () => void, started?: number): void;
 }
 
 /**
@@ -20,8 +20,9 @@ export function executeThrough<T>(
   signal?: AbortSignal,
 ): Promise<T> {
   if (signal?.aborted) return Promise.reject(signal.reason);
+  let started: number;
   try {
-    breaker.acquire();
+    started = breaker.acquire();
   } catch (error) {
     return Promise.reject(error);
   }
@@ -36,13 +37,12 @@ export function executeThrough<T>(
             breaker.release();
             reject(signal.reason);
           });
-    const end = (error: unknown, failed: boolean, value?: T) => {
+    const end = (outcome: unknown, failed: boolean) => {
       if (done) return;
       done = true;
       unwatch?.();
-      breaker.settle(error, failed);
-      if (failed) reject(error);
-      else resolve(value as T);
+      // Passed on once the breaker has counted it (an async `handles` answers first).
+      breaker.settle(outcome, failed, () => (failed ? reject(outcome) : resolve(outcome as T)), started);
     };
     let result: T | PromiseLike<T>;
     try {
@@ -52,7 +52,7 @@ export function executeThrough<T>(
       return;
     }
     Promise.resolve(result).then(
-      (value) => end(undefined, false, value),
+      (value) => end(value, false),
       (error) => end(error, true),
     );
   });

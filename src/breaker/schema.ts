@@ -20,7 +20,7 @@ export const BREAKER_SCHEMA: Schema = {
     },
     minimumThroughput: {
       kind: { type: "integer", min: 1 },
-      default: "10",
+      default: "10 (with windowCalls, at most windowCalls)",
       doc: "With failureRatio: the calls the window must hold before it may open.",
     },
     window: {
@@ -28,6 +28,10 @@ export const BREAKER_SCHEMA: Schema = {
       ms: true,
       default: "10000",
       doc: "With failureRatio: the sliding window, kept as 10 buckets; at most 2^31 − 1 ms (about 24.8 days, the longest timer).",
+    },
+    windowCalls: {
+      kind: { type: "integer", min: 1, max: 100_000 },
+      doc: "With failureRatio, in place of window: the sliding window as the last this many calls, whenever they came (a count-based window); minimumThroughput is then at most this, by default the smaller of 10 and this.",
     },
     openFor: {
       kind: {
@@ -50,7 +54,12 @@ export const BREAKER_SCHEMA: Schema = {
     handles: {
       kind: { type: "other", allowed: "an ErrorMatcher" },
       default: "every error but PermanentError and the caller's abort",
-      doc: "Which failures count against the service; an error it does not match leaves the breaker as it was.",
+      doc: "Which failures count against the service; an error it does not match leaves the breaker as it was. A predicate may answer with a promise (awaited before the call settles); one that throws or rejects goes to onCallbackError and the failure counts as without handles.",
+    },
+    onCallbackError: {
+      kind: { type: "function" },
+      default: "one warning line",
+      doc: "Receives what handles or a listener threw or rejected with.",
     },
     clock: {
       kind: { type: "other", allowed: "a Clock" },

@@ -34,7 +34,7 @@ export class BreakerStep implements Step {
     if (scope.aborted) throw scope.reason;
     const breaker = this.breaker;
     // Refused: BrokenCircuitError, thrown before anything runs.
-    breaker.acquire();
+    const started = breaker.acquire();
     const out = new Eventual<T>();
     let done = false;
     const unwatch = scope.onAbort(() => {
@@ -42,9 +42,12 @@ export class BreakerStep implements Step {
       done = true;
       // A timeout outside ran out on this call: the service was too slow, which counts (if `handles`
       // says so). The caller's abort and a lost hedge say nothing of the service.
-      if (scope.abortKind === "timeout") breaker.settle(scope.reason, true);
-      else breaker.release();
-      out.reject(scope.reason);
+      if (scope.abortKind === "timeout")
+        breaker.settle(scope.reason, true, () => out.reject(scope.reason), started);
+      else {
+        breaker.release();
+        out.reject(scope.reason);
+      }
     });
     invoke(
       () => next(scope),
@@ -58,32 +61,27 @@ export class BreakerStep implements Step {
         } catch {
           // A predicate that throws (or rejects) says nothing of the service.
         }
-        if (!isThenable(failed)) answered(breaker, out, value, failed === true);
-        else {
+        const answered = (counted: boolean) => {
+          breaker.settleValue(value, counted, started);
+          out.resolve(value);
+        };
+        if (!isThenable(failed)) answered(failed === true);
+        else
           settleWith(
             failed,
-            (answer) => answered(breaker, out, value, answer === true),
-            () => answered(breaker, out, value, false),
+            (answer) => answered(answer === true),
+            () => answered(false),
           );
-        }
       },
       (error) => {
         if (done) return;
         done = true;
         unwatch();
-        breaker.settle(error, true);
-        out.reject(error);
+        breaker.settle(error, true, () => out.reject(error), started);
       },
     );
     return out;
   }
-}
-
-/** Tells the breaker of a value (`failed`: `handlesResult` counted it as a failure), then passes it on. */
-function answered<T>(breaker: CircuitBreaker, out: Eventual<T>, value: T, failed: boolean): void {
-  if (failed) breaker.failure();
-  else breaker.success();
-  out.resolve(value);
 }
 
 /**

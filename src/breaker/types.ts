@@ -5,9 +5,10 @@
 import type { BackoffLike } from "../backoff/types.js";
 import type { Clock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
+import type { CallbackErrorHandler } from "../core/events.js";
 import type { Random } from "../core/random.js";
 import { finiteAtLeast, integerAtLeast } from "../core/validate.js";
-import type { ErrorMatcher } from "../policy/matcher.js";
+import type { RetryMatcher } from "../policy/matcher.js";
 import type { SharingOptions } from "../store/replica.js";
 import type { StoreEvents } from "../store/shared-policy.js";
 import type { Bucket } from "./window.js";
@@ -23,6 +24,12 @@ export interface CircuitBreakerOptions extends SharingOptions {
   minimumThroughput?: number;
   /** With `failureRatio`: the sliding window, ms, in [1, 2^31 − 1] (about 24.8 days). Default 10,000. */
   window?: number;
+  /**
+   * With `failureRatio`, in place of `window`: the sliding window as the last this many calls, whenever
+   * they came (cockatiel's `CountBreaker`, resilience4j's COUNT_BASED window), an integer in [1, 100,000].
+   * `minimumThroughput` is then at most this, and by default the smaller of 10 and this.
+   */
+  windowCalls?: number;
   /** How long it stays open: a backoff of x = times opened in a row. Default constant 5 s. */
   openFor?: BackoffLike;
   /** Successful probes that close it from half-open. Default 1. */
@@ -32,9 +39,13 @@ export interface CircuitBreakerOptions extends SharingOptions {
   /**
    * Which failures count against the service. Default: every error but a `PermanentError` (a 404, a
    * validation error: the service answered) and the caller's own abort. An error it does not match, and a
-   * call the caller aborted, leave the breaker as it was (a probe's place is given back).
+   * call the caller aborted, leave the breaker as it was (a probe's place is given back). A predicate may
+   * answer with a promise, which is awaited before the call settles; one that throws or rejects is
+   * reported to `onCallbackError`, and the failure counts as it would without `handles`.
    */
-  handles?: ErrorMatcher;
+  handles?: RetryMatcher;
+  /** Receives what `handles` or a listener threw (or rejected with). Default: one warning line. */
+  onCallbackError?: CallbackErrorHandler;
   clock?: Clock;
   random?: Random;
 }
@@ -45,6 +56,21 @@ export interface BreakerEvents extends StoreEvents {
   change: { readonly from: CircuitState; readonly to: CircuitState; readonly openFor?: number };
   /** A call was refused because the circuit is open. */
   rejected: { readonly retryAfter: number };
+  /**
+   * A call it let through ended with a value that counts as a success; `duration`: ms since it was let
+   * through, on the breaker's clock. Of calls through `execute`, a breaker step or a retry's `breaker`.
+   */
+  success: { readonly duration: number; readonly value: unknown };
+  /**
+   * A call it let through failed: with an error (or a timeout outside it), or a value `handlesResult`
+   * counted (`isValue`). `handled`: whether it counted against the service (`handles` said so).
+   */
+  failure: {
+    readonly duration: number;
+    readonly outcome: unknown;
+    readonly isValue: boolean;
+    readonly handled: boolean;
+  };
 }
 
 /** A breaker's state: one plain object, to read, store and restore. */
@@ -58,6 +84,8 @@ export interface BreakerState {
   readonly halfOpenSuccesses: number;
   /** The sliding window: [clock time of the bucket, calls, failures] for each bucket still in it. */
   readonly window: readonly (readonly [number, number, number])[];
+  /** With `windowCalls`: the outcomes of the calls in the window, oldest first, 1 for a failure. */
+  readonly recent?: readonly (0 | 1)[];
 }
 
 /** A breaker's state as `restore` takes it: checked whole, the window a copy of its own. */
@@ -96,7 +124,12 @@ export function checkBreakerState(state: BreakerState): CheckedBreakerState {
       "a list of [time, calls, failures] buckets",
     );
   }
+  const recent = state.recent;
+  if (recent !== undefined && !(Array.isArray(recent) && recent.every((n) => n === 0 || n === 1))) {
+    throw new OptionError("circuitBreaker.restore: recent", recent, "a list of 0 (success) and 1 (failure)");
+  }
   return {
+    ...(recent === undefined ? {} : { recent: [...recent] }),
     state: state.state,
     openUntil,
     openings,

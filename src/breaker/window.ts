@@ -174,3 +174,67 @@ export class SlidingCounts {
     this.#secondTotal = second;
   }
 }
+
+/**
+ * The outcomes of the last `size` calls, in a ring: a window counted in calls rather than in time
+ * (resilience4j's COUNT_BASED sliding window, cockatiel's `CountBreaker`). A new outcome pushes the oldest
+ * out once the ring is full, and the counts are kept as outcomes come, so a decision costs the same
+ * whatever the size.
+ */
+export class CallWindow {
+  readonly size: number;
+  /** 1 for a failure, 0 for a success, slot by slot. */
+  readonly #failed: Uint8Array;
+  /** The slot the next outcome goes in. */
+  #next = 0;
+  #calls = 0;
+  #failures = 0;
+
+  constructor(size: number) {
+    this.size = size;
+    this.#failed = new Uint8Array(size);
+  }
+
+  /** The calls in the window (at most `size`). */
+  get calls(): number {
+    return this.#calls;
+  }
+
+  /** The failures among them. */
+  get failures(): number {
+    return this.#failures;
+  }
+
+  /** Records `n` outcomes alike (of which only the last `size` can stay). */
+  record(failed: boolean, n = 1): void {
+    const bit = failed ? 1 : 0;
+    for (let i = Math.min(n, this.size); i > 0; i--) {
+      if (this.#calls === this.size) this.#failures -= this.#failed[this.#next] as number;
+      else this.#calls += 1;
+      this.#failed[this.#next] = bit;
+      this.#failures += bit;
+      this.#next = this.#next + 1 === this.size ? 0 : this.#next + 1;
+    }
+  }
+
+  /** Empties the window. */
+  clear(): void {
+    this.#next = 0;
+    this.#calls = 0;
+    this.#failures = 0;
+  }
+
+  /** The outcomes in the window, oldest first, 1 for a failure. */
+  outcomes(): (0 | 1)[] {
+    const out: (0 | 1)[] = [];
+    const start = this.#calls === this.size ? this.#next : 0;
+    for (let i = 0; i < this.#calls; i++) out.push(this.#failed[(start + i) % this.size] as 0 | 1);
+    return out;
+  }
+
+  /** Takes over `outcomes` (oldest first, 1 for a failure): the last `size` of them. */
+  load(outcomes: readonly number[]): void {
+    this.clear();
+    for (const outcome of outcomes.slice(-this.size)) this.record(outcome === 1);
+  }
+}

@@ -4,6 +4,7 @@
  * promise that rejects, is reported to an error handler (by default one process warning line) and never
  * disturbs the emitter, the other listeners or the call's outcome.
  */
+import { watchAbort } from "./abort.js";
 import { isThenable } from "./invoke.js";
 
 export interface Disposable {
@@ -46,7 +47,8 @@ export function safeCall(handler: CallbackErrorHandler, name: string, call: () =
   }
 }
 
-function report(handler: CallbackErrorHandler, name: string, error: unknown): void {
+/** Hands `error` (thrown by the callback `name`) to `handler`, which may itself fail: that goes nowhere. */
+export function report(handler: CallbackErrorHandler, name: string, error: unknown): void {
   try {
     // The error handler itself may fail, at once or later: there is nowhere left to send that.
     const result: unknown = handler(error, name);
@@ -118,4 +120,42 @@ export class Events<M extends Record<string, unknown>> {
       safeCall(this.onListenerError, name, () => (listener as (payload: M[K]) => unknown)(payload));
     }
   }
+}
+
+/** Anything with the one event model's `on(event, listener) → Disposable`: a breaker, a step, a budget… */
+export interface EventSource {
+  // biome-ignore lint/suspicious/noExplicitAny: every source's own generic `on` must fit, whatever its events
+  on(event: never, listener: (payload: any) => unknown): Disposable;
+}
+
+/**
+ * The next `event` of `source`, as a promise of its payload (cockatiel's `Event.toPromise`). Its listener is
+ * removed as the event comes, or as `signal` aborts (the promise then rejects with the signal's reason),
+ * so nothing stays subscribed. TypeScript cannot read a payload's type off a source's generic `on`: name
+ * it, as `once<BreakerEvents["change"]>(breaker, "change")`.
+ *
+ * @example
+ * const { to } = await once<BreakerEvents["change"]>(breaker, "change", { signal: AbortSignal.timeout(60_000) });
+ */
+export function once<P = unknown>(
+  source: EventSource,
+  event: string,
+  options?: { readonly signal?: AbortSignal },
+): Promise<P> {
+  const signal = options?.signal;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<P>((resolve, reject) => {
+    let unwatch: (() => void) | undefined;
+    const listening = source.on(event as never, (payload: P) => {
+      listening.dispose();
+      unwatch?.();
+      resolve(payload);
+    });
+    if (signal !== undefined) {
+      unwatch = watchAbort(signal, () => {
+        listening.dispose();
+        reject(signal.reason);
+      });
+    }
+  });
 }

@@ -4,19 +4,20 @@
  */
 import { unwrapPermanent as unwrap } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
-import { Eventual, invoke } from "../core/invoke.js";
+import { Eventual, invoke, isThenable, settleWith } from "../core/invoke.js";
 import { knownKeys, optionalFunction } from "../core/validate.js";
 import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
-import { compileMatcher, type ErrorMatcher } from "../policy/matcher.js";
+import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "../policy/matcher.js";
 
 export interface FallbackOptions {
   /**
    * Which errors it answers for (a class, a name or code, a list, a predicate), tested on the error as
    * the caller would see it (a `PermanentError`'s cause). Default: every error. Never the caller's own
-   * abort: once the context aborts, the step fails at once with the abort's reason.
+   * abort: once the context aborts, the step fails at once with the abort's reason. A predicate may
+   * answer with a promise, which is awaited; one that throws or rejects ends the step with that error.
    */
-  when?: ErrorMatcher;
+  when?: RetryMatcher;
   /** Called as it answers in place of an error; the `fallback` event's short form. */
   onFallback?: (event: FallbackEvent) => void;
   /** Receives what `onFallback` or a listener threw (or rejected with). Default: one warning line. */
@@ -41,14 +42,14 @@ export type FallbackValue<R> = R | ((error: unknown, context: ExecutionContext) 
 
 export class FallbackStep<R = unknown> implements Step {
   readonly #value: FallbackValue<R>;
-  readonly #when: ((error: unknown) => boolean) | undefined;
+  readonly #when: ((error: unknown) => MatchAnswer) | undefined;
   readonly #events: Events<FallbackEvents>;
 
   constructor(value: FallbackValue<R>, options?: FallbackOptions) {
     knownKeys("steps.fallback", options, ["when", "onFallback", "onCallbackError"]);
     this.#value = value;
     this.#when =
-      options?.when === undefined ? undefined : compileMatcher("steps.fallback: when", options.when);
+      options?.when === undefined ? undefined : compileRetryMatcher("steps.fallback: when", options.when);
     optionalFunction("steps.fallback: onFallback", options?.onFallback);
     optionalFunction("steps.fallback: onCallbackError", options?.onCallbackError);
     this.#events = new Events<FallbackEvents>(options?.onCallbackError ?? warnOnce);
@@ -94,7 +95,7 @@ export class FallbackStep<R = unknown> implements Step {
       (thrown) => {
         if (done) return;
         const error = unwrap(thrown);
-        let matches: boolean;
+        let matches: MatchAnswer;
         try {
           matches = this.#when === undefined || this.#when(error);
         } catch (broken) {
@@ -102,23 +103,46 @@ export class FallbackStep<R = unknown> implements Step {
           reject(broken);
           return;
         }
-        if (!matches) {
-          // Unchanged, so that a retry step outside still sees a PermanentError.
-          reject(thrown);
-          return;
+        // An async predicate is awaited (its rejection is the outcome, as a throw is); the caller's abort
+        // meanwhile ends the step at once, and the late answer is ignored.
+        if (!isThenable(matches)) this.#answer(matches, thrown, error, scope, resolve, reject);
+        else {
+          settleWith(
+            matches,
+            (answer) => {
+              if (!done) this.#answer(Boolean(answer), thrown, error, scope, resolve, reject);
+            },
+            reject,
+          );
         }
-        if (this.#events.has("fallback")) this.#events.emit("fallback", { error });
-        const value = this.#value;
-        invoke<T>(
-          typeof value === "function"
-            ? () => (value as (error: unknown, context: ExecutionContext) => T | PromiseLike<T>)(error, scope)
-            : () => value as unknown as T | PromiseLike<T>,
-          resolve,
-          reject,
-        );
       },
     );
     return out;
+  }
+
+  /** Answers for `error` (a `PermanentError`'s cause) if `when` matched it; else rethrows `thrown` unchanged. */
+  #answer<T>(
+    matches: boolean,
+    thrown: unknown,
+    error: unknown,
+    scope: ExecutionContext,
+    resolve: (value: T) => void,
+    reject: (error: unknown) => void,
+  ): void {
+    if (!matches) {
+      // Unchanged, so that a retry step outside still sees a PermanentError.
+      reject(thrown);
+      return;
+    }
+    if (this.#events.has("fallback")) this.#events.emit("fallback", { error });
+    const value = this.#value;
+    invoke<T>(
+      typeof value === "function"
+        ? () => (value as (error: unknown, context: ExecutionContext) => T | PromiseLike<T>)(error, scope)
+        : () => value as unknown as T | PromiseLike<T>,
+      resolve,
+      reject,
+    );
   }
 }
 

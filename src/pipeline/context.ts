@@ -45,9 +45,10 @@ export interface ExecutionContext {
 
 /**
  * Why a context was aborted, which guards need to know: a breaker counts a timeout against the service,
- * but not the caller's abort nor a hedge that lost the race.
+ * but not the caller's abort, a hedge that lost the race, nor a call that had already answered
+ * (`settled`: a timeout step's `abortOnReturn`).
  */
-export type AbortKind = "caller" | "timeout" | "lost";
+export type AbortKind = "caller" | "timeout" | "lost" | "settled";
 
 /**
  * A budget's mark on the context of one attempt: set by the step that made the attempt; a step inside

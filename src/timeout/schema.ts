@@ -18,6 +18,11 @@ export const TIMEOUT_SCHEMA: Schema = {
       default: "false",
       doc: "When the time runs out, only abort the signal and wait for what runs inside to end, its outcome the step's (cockatiel's cooperative timeout); by default the step rejects with the TimeoutError at once.",
     },
+    abortOnReturn: {
+      kind: { type: "boolean" },
+      default: "false",
+      doc: "Once what runs inside has answered (a value or an error), abort its signal with an AbortError, so that whatever is still tied to it is let go (cockatiel's abortOnReturn).",
+    },
     onTimeout: {
       kind: { type: "function" },
       doc: "(event) => void when the time runs out; the timeout event's short form.",

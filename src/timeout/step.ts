@@ -24,6 +24,12 @@ export interface TimeoutStepOptions {
    * ignores its signal.
    */
   cooperative?: boolean;
+  /**
+   * cockatiel's `abortOnReturn`: once what runs inside has answered (a value or an error), abort its signal
+   * (with an `AbortError`), so that whatever is still tied to it (a response body, a listener, a child
+   * request) is let go. Default false: the signal stays as it is.
+   */
+  abortOnReturn?: boolean;
   /** Receives what `onTimeout` or a listener threw (or rejected with). Default: one warning line. */
   onCallbackError?: CallbackErrorHandler;
 }
@@ -45,12 +51,16 @@ export class TimeoutStep implements Step {
   readonly ms: number;
   /** Whether the time running out only aborts the signal, leaving the outcome to what runs inside. */
   readonly cooperative: boolean;
+  /** Whether the signal of what runs inside is aborted once it has answered. */
+  readonly abortOnReturn: boolean;
   readonly #events: Events<TimeoutEvents>;
 
   constructor(options: TimeoutStepOptions) {
     checkKeys(TIMEOUT_SCHEMA, options);
     this.ms = read(TIMEOUT_SCHEMA, "ms", options.ms);
     this.cooperative = read<boolean | undefined>(TIMEOUT_SCHEMA, "cooperative", options.cooperative) ?? false;
+    this.abortOnReturn =
+      read<boolean | undefined>(TIMEOUT_SCHEMA, "abortOnReturn", options.abortOnReturn) ?? false;
     read(TIMEOUT_SCHEMA, "onTimeout", options.onTimeout);
     read(TIMEOUT_SCHEMA, "onCallbackError", options.onCallbackError);
     this.#events = new Events<TimeoutEvents>(options.onCallbackError ?? warnOnce);
@@ -92,21 +102,33 @@ export class TimeoutStep implements Step {
       finish();
       out.reject(scope.reason);
     });
+    // What ran inside has answered: with abortOnReturn its signal aborts too, before the answer is passed on.
+    const answered = () => {
+      finish();
+      if (this.abortOnReturn) inner.abort(settledReason(), "settled");
+    };
     invoke(
       () => next(inner),
       (value) => {
         if (done) return;
-        finish();
+        answered();
         out.resolve(value);
       },
       (error) => {
         if (done) return;
-        finish();
+        answered();
         out.reject(error);
       },
     );
     return out;
   }
+}
+
+/** The reason an `abortOnReturn` abort gives: a plain abort (no stack: it says nothing of a caller). */
+function settledReason(): unknown {
+  return withoutStack(
+    () => new DOMException("the call inside steps.timeout has answered (abortOnReturn)", "AbortError"),
+  );
 }
 
 /**

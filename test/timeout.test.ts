@@ -1,0 +1,92 @@
+import { OptionError, pipeline, steps, TimeoutError } from "robustly";
+import { describe, expect, it } from "vitest";
+import { drive, VirtualClock } from "./support/drive.js";
+
+describe("steps.timeout abortOnReturn (cockatiel's)", () => {
+  /** Runs `answer` through `p`, keeping the signal it was given. */
+  const run = async (p: ReturnType<typeof pipeline>, answer: () => Promise<unknown>, clock: VirtualClock) => {
+    let signal: AbortSignal | undefined;
+    const settled = await drive(
+      clock,
+      p.execute(
+        (ctx) => {
+          signal = ctx.signal;
+          return answer();
+        },
+        { clock },
+      ),
+    );
+    return { settled, signal: signal as AbortSignal };
+  };
+
+  it("aborts the signal once the operation has answered, so what is tied to it is released", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(steps.timeout({ ms: 1000, abortOnReturn: true }));
+    const value = await run(p, () => clock.sleep(10).then(() => "ok"), clock);
+    expect(value.settled).toEqual({ ok: true, value: "ok" });
+    expect(value.signal.aborted).toBe(true);
+    expect(value.signal.reason).toMatchObject({ name: "AbortError" });
+    const down = new Error("down");
+    const error = await run(p, () => Promise.reject(down), clock);
+    expect(error.settled).toEqual({ ok: false, error: down });
+    expect(error.signal.aborted).toBe(true);
+    // Aborted before the caller hears of the outcome.
+    let abortedFirst: boolean | undefined;
+    let signal: AbortSignal | undefined;
+    await p
+      .execute(
+        (ctx) => {
+          signal = ctx.signal;
+          return "now";
+        },
+        { clock },
+      )
+      .then(() => {
+        abortedFirst = signal?.aborted;
+      });
+    expect(abortedFirst).toBe(true);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("by default leaves the signal as it is once the operation has answered", async () => {
+    const clock = new VirtualClock();
+    const { settled, signal } = await run(pipeline(steps.timeout(1000)), async () => "ok", clock);
+    expect(settled).toEqual({ ok: true, value: "ok" });
+    expect(signal.aborted).toBe(false);
+  });
+
+  it("a timeout still aborts with its TimeoutError, not the settled reason", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(steps.timeout({ ms: 100, abortOnReturn: true, cooperative: true }));
+    const { settled, signal } = await run(p, () => clock.sleep(300).then(() => "late"), clock);
+    expect(settled).toEqual({ ok: true, value: "late" });
+    expect(signal.reason).toBeInstanceOf(TimeoutError);
+  });
+
+  it("each attempt's signal, inside a retry step", async () => {
+    const clock = new VirtualClock();
+    const signals: AbortSignal[] = [];
+    const p = pipeline(steps.retry({ maxRetries: 2 }), steps.timeout({ ms: 1000, abortOnReturn: true }));
+    const settled = await drive(
+      clock,
+      p.execute(
+        (ctx) => {
+          signals.push(ctx.signal);
+          if (signals.length < 3) throw new Error("again");
+          // The earlier attempts' signals were aborted as each ended.
+          return signals.map((s) => s.aborted);
+        },
+        { clock },
+      ),
+    );
+    expect(settled).toEqual({ ok: true, value: [true, true, false] });
+    expect(signals.map((s) => s.aborted)).toEqual([true, true, true]);
+  });
+
+  it("refuses a value that is not a boolean", () => {
+    expect(() => steps.timeout({ ms: 10, abortOnReturn: "yes" as never })).toThrow(OptionError);
+    expect(() => steps.timeout({ ms: 10, abortOnReturn: "yes" as never })).toThrow(
+      "steps.timeout: abortOnReturn",
+    );
+  });
+});
