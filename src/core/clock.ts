@@ -24,12 +24,31 @@ export interface Clock {
  */
 export const MAX_TIMER_DELAY = 2_147_483_647;
 
+/** The platform's `setImmediate` where it has one (Node.js, Deno, Bun); browsers have none. */
+type ImmediateHandle = { unref?: () => void };
+const immediate =
+  typeof globalThis.setImmediate === "function" && typeof globalThis.clearImmediate === "function"
+    ? {
+        set: (callback: () => void): ImmediateHandle => globalThis.setImmediate(callback),
+        clear: (handle: ImmediateHandle) =>
+          globalThis.clearImmediate(handle as ReturnType<typeof setImmediate>),
+      }
+    : undefined;
+
 /**
  * A real timer of any length: one beyond what a timer can hold is a chain of the longest ones, so that it
  * fires when its time comes rather than at once (or, capped, early). `unref` lets the process exit while
  * it waits, where the platform can.
  */
 function realTimer(ms: number, callback: () => void, unref: boolean): CancelTimer {
+  // A zero delay (a backoff of 0, a retry at once) goes on at the next turn of the event loop, not after
+  // `setTimeout(0)`'s minimum of about a millisecond; still a macrotask, so that a retry loop that never
+  // waits lets I/O and timers (an abort, a timeout) run between its attempts.
+  if (!(ms > 0) && immediate !== undefined) {
+    const handle = immediate.set(callback);
+    if (unref) handle.unref?.();
+    return () => immediate.clear(handle);
+  }
   let left = Math.max(ms, 0);
   let handle: ReturnType<typeof setTimeout>;
   const arm = () => {
