@@ -3,6 +3,8 @@
  * Only this module touches the real timers and `performance.now`.
  */
 
+import { type DeadlineHost, DeadlineQueue } from "./deadlines.js";
+
 /** Cancels a timer set by `Clock.setTimer`; calling it after the timer fired, or twice, does nothing. */
 export type CancelTimer = () => void;
 
@@ -104,4 +106,34 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
 export function setBackgroundTimer(clock: Clock, ms: number, callback: () => void): CancelTimer {
   if (clock !== systemClock) return clock.setTimer(ms, callback);
   return realTimer(ms, callback, true);
+}
+
+/** The real timers as a deadline queue runs on them; `unref`: none of them keeps the process alive. */
+function realHost(unref: boolean): DeadlineHost {
+  return {
+    now: () => performance.now(),
+    start(ms, callback) {
+      const handle = setTimeout(callback, ms);
+      if (unref) (handle as { unref?: () => void }).unref?.();
+      return handle;
+    },
+    stop: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    // An emptied lane's timer stays set, but no longer keeps the process alive; cheaper than clearing it
+    // and setting another for the next call.
+    park: unref ? () => {} : (handle) => (handle as { unref?: () => void }).unref?.(),
+    unpark: unref ? () => {} : (handle) => (handle as { ref?: () => void }).ref?.(),
+  };
+}
+
+const systemDeadlines = new DeadlineQueue(realHost(false));
+const unrefDeadlines = new DeadlineQueue(realHost(true));
+
+/**
+ * The shared deadline queue of a real clock (per-attempt timeouts share its timers), or undefined for any
+ * other clock, on which each time limit is a timer of its own.
+ */
+export function deadlinesOf(clock: Clock): DeadlineQueue | undefined {
+  if (clock === systemClock) return systemDeadlines;
+  if (clock === unrefClock) return unrefDeadlines;
+  return undefined;
 }
