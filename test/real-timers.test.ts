@@ -1,5 +1,5 @@
 // The only tests that run on real timers: brief, with generous bounds, to show the system clock is wired right.
-import { backoff, jitter, retry, systemClock, TimeoutError } from "robustly";
+import { backoff, jitter, retry, systemClock, TimeoutError, unrefClock } from "robustly";
 import { describe, expect, it } from "vitest";
 
 describe("on the real clock", () => {
@@ -30,5 +30,34 @@ describe("on the real clock", () => {
     setTimeout(() => controller.abort(new Error("stop")), 10);
     await expect(pending).rejects.toThrow("stop");
     expect(systemClock.now() - started).toBeLessThan(2000);
+  });
+
+  it("a zero delay retries at the next turn of the event loop, before a setTimeout(0) set before the call", async () => {
+    const order: string[] = [];
+    setTimeout(() => order.push("setTimeout(0)"), 0);
+    let calls = 0;
+    const value = await retry(
+      async () => {
+        calls += 1;
+        if (calls === 1) throw new Error("once");
+        order.push("retry");
+        return calls;
+      },
+      { backoff: backoff.none(), jitter: jitter.none() },
+    );
+    expect(value).toBe(2);
+    expect(order).toEqual(["retry"]);
+  });
+
+  it("a zero-delay timer of either real clock fires once, and not at all once cancelled", async () => {
+    for (const clock of [systemClock, unrefClock]) {
+      const fired: string[] = [];
+      clock.setTimer(0, () => fired.push("kept"));
+      const cancel = clock.setTimer(0, () => fired.push("cancelled"));
+      cancel();
+      // Immediates run in the order they were set: this one runs after both.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(fired).toEqual(["kept"]);
+    }
   });
 });

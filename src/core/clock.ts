@@ -3,6 +3,8 @@
  * Only this module touches the real timers and `performance.now`.
  */
 
+import { type DeadlineHost, DeadlineQueue } from "./deadlines.js";
+
 /** Cancels a timer set by `Clock.setTimer`; calling it after the timer fired, or twice, does nothing. */
 export type CancelTimer = () => void;
 
@@ -24,12 +26,31 @@ export interface Clock {
  */
 export const MAX_TIMER_DELAY = 2_147_483_647;
 
+/** The platform's `setImmediate` where it has one (Node.js, Deno, Bun); browsers have none. */
+type ImmediateHandle = { unref?: () => void };
+const immediate =
+  typeof globalThis.setImmediate === "function" && typeof globalThis.clearImmediate === "function"
+    ? {
+        set: (callback: () => void): ImmediateHandle => globalThis.setImmediate(callback),
+        clear: (handle: ImmediateHandle) =>
+          globalThis.clearImmediate(handle as ReturnType<typeof setImmediate>),
+      }
+    : undefined;
+
 /**
  * A real timer of any length: one beyond what a timer can hold is a chain of the longest ones, so that it
  * fires when its time comes rather than at once (or, capped, early). `unref` lets the process exit while
  * it waits, where the platform can.
  */
 function realTimer(ms: number, callback: () => void, unref: boolean): CancelTimer {
+  // A zero delay (a backoff of 0, a retry at once) goes on at the next turn of the event loop, not after
+  // `setTimeout(0)`'s minimum of about a millisecond; still a macrotask, so that a retry loop that never
+  // waits lets I/O and timers (an abort, a timeout) run between its attempts.
+  if (!(ms > 0) && immediate !== undefined) {
+    const handle = immediate.set(callback);
+    if (unref) handle.unref?.();
+    return () => immediate.clear(handle);
+  }
   let left = Math.max(ms, 0);
   let handle: ReturnType<typeof setTimeout>;
   const arm = () => {
@@ -85,4 +106,34 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
 export function setBackgroundTimer(clock: Clock, ms: number, callback: () => void): CancelTimer {
   if (clock !== systemClock) return clock.setTimer(ms, callback);
   return realTimer(ms, callback, true);
+}
+
+/** The real timers as a deadline queue runs on them; `unref`: none of them keeps the process alive. */
+function realHost(unref: boolean): DeadlineHost {
+  return {
+    now: () => performance.now(),
+    start(ms, callback) {
+      const handle = setTimeout(callback, ms);
+      if (unref) (handle as { unref?: () => void }).unref?.();
+      return handle;
+    },
+    stop: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    // An emptied lane's timer stays set, but no longer keeps the process alive; cheaper than clearing it
+    // and setting another for the next call.
+    park: unref ? () => {} : (handle) => (handle as { unref?: () => void }).unref?.(),
+    unpark: unref ? () => {} : (handle) => (handle as { ref?: () => void }).ref?.(),
+  };
+}
+
+const systemDeadlines = new DeadlineQueue(realHost(false));
+const unrefDeadlines = new DeadlineQueue(realHost(true));
+
+/**
+ * The shared deadline queue of a real clock (per-attempt timeouts share its timers), or undefined for any
+ * other clock, on which each time limit is a timer of its own.
+ */
+export function deadlinesOf(clock: Clock): DeadlineQueue | undefined {
+  if (clock === systemClock) return systemDeadlines;
+  if (clock === unrefClock) return unrefDeadlines;
+  return undefined;
 }

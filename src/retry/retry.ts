@@ -53,44 +53,94 @@ function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
 const defaults: Resolution<unknown> = build(resolveOptions(undefined));
 
 /**
- * `retry(op, options)` called again and again with the same options object (the usual way) resolves it
- * once. The cached resolution is used only while the object still holds exactly the keys and values it
- * was resolved from, so changing an option between calls takes effect (and is validated) at the next call.
- * Options with `rules` are not cached: a rule list can change inside the same array.
+ * A resolution and the keys and values it was resolved from, in the order the object listed them: it is
+ * used again only for an object that holds exactly those keys with exactly those values (`===`), so that
+ * a changed option takes effect (and is validated) at the next call. A `signal` is no part of a
+ * resolution: it belongs to the call, and is checked on every call.
  */
 interface Cached {
   readonly resolution: Resolution<unknown>;
   readonly keys: readonly string[];
   readonly values: readonly unknown[];
 }
-const resolutions = new WeakMap<object, Cached>();
 
-function unchanged(options: object, seen: Cached): boolean {
+/** Whether `options` holds exactly the keys and values `seen` was resolved from (a `signal` aside). */
+function sameOptions(options: object, seen: Cached): boolean {
   const record = options as Record<string, unknown>;
+  const keys = seen.keys;
   let i = 0;
   for (const key in record) {
-    if (key !== seen.keys[i] || record[key] !== seen.values[i]) return false;
+    if (key !== keys[i] || (key !== "signal" && record[key] !== seen.values[i])) return false;
     i += 1;
   }
-  return i === seen.keys.length;
+  return i === keys.length;
+}
+
+/**
+ * Options written inline (`retry(op, { maxRetries: 3 })`, a new object each call) whose values are all
+ * numbers, strings or booleans (a `signal` aside) are found by their keys and values, among the
+ * `BY_VALUE_SIZE` shapes used last, most recent first: no per-object bookkeeping, so a literal costs
+ * neither an insertion nor garbage beyond itself. Other objects (holding functions, backoffs, clocks) are
+ * remembered by identity, for as long as the object lives.
+ */
+const BY_VALUE_SIZE = 16;
+const byValue: Cached[] = [];
+const byIdentity = new WeakMap<object, Cached>();
+
+/** The keys and values of `options`, and whether every value but a signal is a number, string or boolean. */
+function snapshot(options: object): { keys: string[]; values: unknown[]; primitive: boolean } {
+  const record = options as Record<string, unknown>;
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  let primitive = true;
+  for (const key in record) {
+    const value = key === "signal" ? undefined : record[key];
+    keys.push(key);
+    values.push(value);
+    if (value !== null && (typeof value === "object" || typeof value === "function")) primitive = false;
+  }
+  return { keys, values, primitive };
 }
 
 function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution<T> {
   if (options === undefined) return defaults as Resolution<T>;
-  const seen = resolutions.get(options);
-  if (seen !== undefined && unchanged(options, seen)) return seen.resolution as Resolution<T>;
-  const resolution = build(resolveOptions(options));
-  if (options.rules === undefined) {
-    const record = options as Record<string, unknown>;
-    const keys: string[] = [];
-    const values: unknown[] = [];
-    for (const key in record) {
-      keys.push(key);
-      values.push(record[key]);
+  for (let i = 0; i < byValue.length; i++) {
+    const seen = byValue[i] as Cached;
+    if (!sameOptions(options, seen)) continue;
+    if (i > 0) {
+      byValue.copyWithin(1, 0, i);
+      byValue[0] = seen;
     }
-    resolutions.set(options, { resolution: resolution as Resolution<unknown>, keys, values });
+    return seen.resolution as Resolution<T>;
+  }
+  const known = byIdentity.get(options);
+  if (known !== undefined && sameOptions(options, known)) return known.resolution as Resolution<T>;
+  const resolution = build(resolveOptions(options));
+  // A rule list can change inside the same array: options with rules are resolved at every call.
+  if (options.rules !== undefined) return resolution;
+  const { keys, values, primitive } = snapshot(options);
+  // Kept without the signal it was resolved with, which the cache must not hold on to.
+  const kept =
+    options.signal === undefined
+      ? resolution
+      : { ...resolution, options: { ...resolution.options, signal: undefined } };
+  const cached: Cached = { resolution: kept as Resolution<unknown>, keys, values };
+  if (primitive) {
+    if (byValue.length === BY_VALUE_SIZE) byValue.pop();
+    byValue.unshift(cached);
+  } else {
+    byIdentity.set(options, cached);
   }
   return resolution;
+}
+
+/** The call's own signal: the one its options hold, checked (a cached resolution holds none). */
+function signalOf(options: { signal?: AbortSignal } | undefined): AbortSignal | undefined {
+  const signal = options?.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new OptionError("signal", signal, "an AbortSignal");
+  }
+  return signal;
 }
 
 function checkOperation(operation: unknown): void {
@@ -98,8 +148,12 @@ function checkOperation(operation: unknown): void {
 }
 
 /** Runs `operation` through a resolution's pipeline, on its signal, clock and randomness. */
-function run<T>(resolution: Resolution<T>, operation: Operation<T>): Promise<T> {
-  const { signal, clock, random } = resolution.options;
+function run<T>(
+  resolution: Resolution<T>,
+  operation: Operation<T>,
+  signal: AbortSignal | undefined,
+): Promise<T> {
+  const { clock, random } = resolution.options;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const scope = signal === undefined ? new Scope(clock, random) : new RootScope(clock, random, signal);
   return runAtEdge(scope, resolution.pipeline, operation, true);
@@ -120,7 +174,7 @@ export function retry<T>(
 ): Promise<T> {
   try {
     checkOperation(operation);
-    return run(resolveOnce(options), operation);
+    return run(resolveOnce(options), operation, signalOf(options));
   } catch (error) {
     return Promise.reject(error);
   }
@@ -141,16 +195,17 @@ export function wrap<A extends unknown[], T, This = unknown>(
 ): (this: This, ...args: A) => Promise<T> {
   checkOperation(operation);
   const resolution = build(resolveOptions(options));
+  const signal = resolution.options.signal;
   // Called bare without arguments (the common case), a call allocates neither an argument list nor a
   // closure.
   const bare = operation as unknown as (context: AttemptContext) => T | PromiseLike<T>;
   const direct = (context: AttemptContext) => bare(context);
   return function wrapped(this: This): Promise<T> {
     // biome-ignore lint/complexity/noArguments: reading `arguments` (not a rest list) keeps the no-argument call free of allocations
-    if (arguments.length === 0 && this === undefined) return run(resolution, direct);
+    if (arguments.length === 0 && this === undefined) return run(resolution, direct, signal);
     // biome-ignore lint/complexity/noArguments: as above
     const args = Array.prototype.slice.call(arguments) as A;
-    return run(resolution, (context) => operation.call(this, context, ...args));
+    return run(resolution, (context) => operation.call(this, context, ...args), signal);
   } as (this: This, ...args: A) => Promise<T>;
 }
 

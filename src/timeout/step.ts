@@ -3,11 +3,13 @@
  * with a `TimeoutError` and the step fails with that error at once, whether or not what ran inside has
  * stopped (a late answer is dropped). Outside a retry step it limits the whole call; inside, each attempt.
  */
+import { type CancelTimer, deadlinesOf } from "../core/clock.js";
+import { Deadline, type DeadlineQueue } from "../core/deadlines.js";
 import { OptionError, TimeoutError, withoutStack } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
-import { Eventual, invoke } from "../core/invoke.js";
+import { Eventual, settleWith } from "../core/invoke.js";
 import { checkKeys, read } from "../core/schema.js";
-import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
+import { type ExecutionContext, type Scope, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
 import { TIMEOUT_SCHEMA } from "./schema.js";
 
@@ -76,51 +78,161 @@ export class TimeoutStep implements Step {
     const ms = this.ms;
     if (ms === Number.POSITIVE_INFINITY) return next(scope);
     if (scope.aborted) throw scope.reason;
-    const inner = scope.child({ timeout: ms }, true);
-    const out = new Eventual<T>();
-    let done = false;
-    const finish = () => {
-      done = true;
-      cancel();
-      unwatch();
-      inner.release();
-    };
+    return new TimedRun<T>(this, scope, ms).run(next);
+  }
+
+  /** Tells the listeners that the limit ran out on `attempt`. */
+  timedOut(attempt: number): void {
+    if (this.#events.has("timeout")) this.#events.emit("timeout", { timeout: this.ms, attempt });
+  }
+}
+
+/** `new Promise(capture)` hands its resolving functions to the run in `capturing`: no closure per run. */
+let capturing: TimedRun<unknown> | undefined;
+function capture(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  (capturing as TimedRun<unknown>).settleWith(resolve, reject);
+}
+
+/**
+ * One run of what is inside a timeout step, under its limit: the limit is a deadline in the real clock's
+ * shared queue (or a timer of its own on any other clock), and the run is its own listener. Over an
+ * operation that answers with a native promise the step answers with one too; over anything else (a value,
+ * a thenable that settles synchronously, as in the simulator) with an `Eventual`.
+ */
+class TimedRun<T> extends Deadline {
+  readonly #step: TimeoutStep;
+  readonly #ms: number;
+  readonly #inner: Scope;
+  readonly #scope: Scope;
+  #done = false;
+  #queue: DeadlineQueue | undefined;
+  #cancel: CancelTimer | undefined;
+  #unwatch: (() => void) | undefined;
+  #resolve: ((value: T) => void) | undefined;
+  #reject: ((error: unknown) => void) | undefined;
+  #early = false;
+  #earlyError: unknown;
+
+  constructor(step: TimeoutStep, scope: Scope, ms: number) {
+    super();
+    this.#step = step;
+    this.#ms = ms;
+    this.#scope = scope;
+    this.#inner = scope.child({ timeout: ms }, true);
+  }
+
+  settleWith(resolve: (value: T) => void, reject: (error: unknown) => void): void {
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  run(next: Next<T>): T | PromiseLike<T> {
+    const scope = this.#scope;
+    const ms = this.#ms;
     // Set before anything runs inside, so that on a shared clock the limit is queued before what it limits.
-    const cooperative = this.cooperative;
-    const cancel = scope.clock.setTimer(ms, () => {
-      if (done) return;
-      // Made in a timer callback, where a stack says nothing about the caller: none is captured.
-      const error = withoutStack(() => new TimeoutError(ms));
-      // Cooperative: the signal says the time is up, and what runs inside decides how to end.
-      if (!cooperative) finish();
-      inner.abort(error, "timeout");
-      if (this.#events.has("timeout")) this.#events.emit("timeout", { timeout: ms, attempt: inner.attempt });
-      if (!cooperative) out.reject(error);
-    });
-    const unwatch = scope.onAbort(() => {
-      if (done) return;
-      finish();
-      out.reject(scope.reason);
-    });
-    // What ran inside has answered: with abortOnReturn its signal aborts too, before the answer is passed on.
-    const answered = () => {
-      finish();
-      if (this.abortOnReturn) inner.abort(settledReason(), "settled");
-    };
-    invoke(
-      () => next(inner),
-      (value) => {
-        if (done) return;
-        answered();
-        out.resolve(value);
-      },
-      (error) => {
-        if (done) return;
-        answered();
-        out.reject(error);
-      },
-    );
+    // A limit of 0 is a timer of its own: it runs out at the next turn of the event loop.
+    const queue = ms > 0 ? deadlinesOf(scope.clock) : undefined;
+    if (queue === undefined) this.#cancel = scope.clock.setTimer(ms, () => this.expire());
+    else {
+      this.#queue = queue;
+      queue.add(this, ms);
+    }
+    if (scope.canAbort) {
+      this.#unwatch = scope.onAbort(() => {
+        if (this.#done) return;
+        this.#finish();
+        this.#fail(scope.reason);
+      });
+    }
+    let result: T | PromiseLike<T>;
+    try {
+      result = next(this.#inner);
+    } catch (error) {
+      return this.#eventual(error, false);
+    }
+    if (result instanceof Promise) {
+      capturing = this as TimedRun<unknown>;
+      const out = new Promise<T>(
+        capture as (resolve: (value: T) => void, reject: (error: unknown) => void) => void,
+      );
+      capturing = undefined;
+      if (this.#early) (this.#reject as (error: unknown) => void)(this.#earlyError);
+      // Observed even when settled already, so that a late rejection is never unhandled.
+      result.then(
+        (value: T) => this.#succeeded(value),
+        (error: unknown) => this.#failed(error),
+      );
+      return out;
+    }
+    return this.#eventual(result, true);
+  }
+
+  /** Answers through an `Eventual` that hears of `result` (a value, a thenable, or, `ok` false, a throw). */
+  #eventual(result: unknown, ok: boolean): Eventual<T> {
+    const out = new Eventual<T>();
+    this.#resolve = (value) => out.resolve(value);
+    this.#reject = (error) => out.reject(error);
+    if (this.#early) out.reject(this.#earlyError);
+    else if (!ok) this.#failed(result);
+    else
+      settleWith(
+        result as T | PromiseLike<T>,
+        (value) => this.#succeeded(value),
+        (error) => this.#failed(error),
+      );
     return out;
+  }
+
+  #succeeded(value: T): void {
+    if (this.#done) return;
+    this.#answered();
+    this.#resolve?.(value);
+  }
+
+  #failed(error: unknown): void {
+    if (this.#done) return;
+    this.#answered();
+    this.#fail(error);
+  }
+
+  /** What ran inside has answered: with abortOnReturn its signal aborts too, before the answer is passed on. */
+  #answered(): void {
+    this.#finish();
+    if (this.#step.abortOnReturn) this.#inner.abort(settledReason(), "settled");
+  }
+
+  #fail(error: unknown): void {
+    if (this.#reject !== undefined) this.#reject(error);
+    else {
+      // Before there is an answer to settle (the caller aborted while the operation ran): kept for it.
+      this.#early = true;
+      this.#earlyError = error;
+    }
+  }
+
+  /** The limit ran out. */
+  override expire(): void {
+    if (this.#done) return;
+    const ms = this.#ms;
+    // Made in a timer callback, where a stack says nothing about the caller: none is captured.
+    const error = withoutStack(() => new TimeoutError(ms));
+    // Cooperative: the signal says the time is up, and what runs inside decides how to end.
+    const cooperative = this.#step.cooperative;
+    if (!cooperative) this.#finish();
+    this.#inner.abort(error, "timeout");
+    this.#step.timedOut(this.#inner.attempt);
+    if (!cooperative) this.#fail(error);
+  }
+
+  /** Settled: takes the limit off the queue (or cancels its timer) and lets go of the scopes. */
+  #finish(): void {
+    this.#done = true;
+    this.#queue?.remove(this);
+    this.#cancel?.();
+    this.#cancel = undefined;
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+    this.#inner.release();
   }
 }
 

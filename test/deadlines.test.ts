@@ -1,0 +1,168 @@
+import fc from "fast-check";
+import { pipeline, retry, steps, TimeoutError } from "robustly";
+import { VirtualClock } from "robustly/testing";
+import { describe, expect, it } from "vitest";
+import { Deadline, type DeadlineHost, DeadlineQueue } from "../src/core/deadlines.js";
+import { deferred } from "./support/drive.js";
+
+/** A deadline that records when it expired. */
+class Recorded extends Deadline {
+  fired: number[] = [];
+  constructor(
+    readonly id: number,
+    readonly clock: VirtualClock,
+  ) {
+    super();
+  }
+  override expire(): void {
+    this.fired.push(this.clock.now());
+  }
+}
+
+/** The queue on a virtual clock; `parking`: emptied lanes park their timer (as the real clocks do). */
+function onVirtualClock(parking: boolean) {
+  const clock = new VirtualClock();
+  const parked = new Set<unknown>();
+  let stopped = 0;
+  const host: DeadlineHost = {
+    now: () => clock.now(),
+    start: (ms, callback) => {
+      const handle = {
+        cancel: clock.setTimer(ms, () => {
+          parked.delete(handle);
+          callback();
+        }),
+      };
+      return handle;
+    },
+    stop: (handle) => {
+      stopped += 1;
+      (handle as { cancel: () => void }).cancel();
+    },
+    ...(parking
+      ? { park: (handle: unknown) => parked.add(handle), unpark: (handle: unknown) => parked.delete(handle) }
+      : {}),
+  };
+  return { clock, queue: new DeadlineQueue(host), parked, stopped: () => stopped };
+}
+
+type Op = { kind: "add"; ms: number } | { kind: "remove"; pick: number } | { kind: "advance"; ms: number };
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ kind: fc.constant("add" as const), ms: fc.constantFrom(1, 5, 10, 250, 1000) }),
+  fc.record({ kind: fc.constant("remove" as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant("advance" as const), ms: fc.integer({ min: 0, max: 400 }) }),
+);
+
+describe("the deadline queue (a FIFO per duration, one timer each)", () => {
+  for (const parking of [false, true]) {
+    it(`every deadline expires once, at its time, in order; none after removal; no timer holds on after the last (${parking ? "parking" : "stopping"} emptied lanes)`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { maxLength: 80 }), async (ops) => {
+          const { clock, queue, parked } = onVirtualClock(parking);
+          const all: Recorded[] = [];
+          const live: Recorded[] = [];
+          const removedAt = new Map<Recorded, number>();
+          const due = new Map<Recorded, number>();
+          const order: Recorded[] = [];
+          for (const step of ops) {
+            if (step.kind === "add") {
+              const d = new Recorded(all.length, clock);
+              const expire = d.expire.bind(d);
+              d.expire = () => {
+                order.push(d);
+                expire();
+              };
+              queue.add(d, step.ms);
+              due.set(d, clock.now() + step.ms);
+              all.push(d);
+              live.push(d);
+            } else if (step.kind === "remove") {
+              if (live.length === 0) continue;
+              const [d] = live.splice(step.pick % live.length, 1) as [Recorded];
+              queue.remove(d);
+              queue.remove(d); // twice: nothing more
+              removedAt.set(d, clock.now());
+            } else {
+              await clock.advance(step.ms);
+              for (let i = live.length - 1; i >= 0; i--)
+                if ((live[i] as Recorded).fired.length > 0) live.splice(i, 1);
+            }
+          }
+          await clock.runAll();
+          expect(queue.size).toBe(0);
+          for (const d of all) {
+            const removed = removedAt.get(d);
+            if (removed !== undefined && removed < (due.get(d) as number)) {
+              // Taken out before its time: never expires.
+              expect(d.fired).toEqual([]);
+            } else {
+              // Expired exactly once, at its time (a virtual clock is exact).
+              expect(d.fired).toEqual([due.get(d)]);
+            }
+          }
+          // In the order of their times; among equal times, in the order they were set within a duration.
+          const times = order.map((d) => d.fired[0] as number);
+          expect(times).toEqual([...times].sort((a, b) => a - b));
+          // No timer left that could keep a process alive.
+          if (parking) expect(clock.pending === 0 || parked.size === clock.pending).toBe(true);
+          else expect(clock.pending).toBe(0);
+        }),
+        { numRuns: 200 },
+      );
+    });
+  }
+
+  it("deadlines of one duration share one timer", () => {
+    const { clock, queue } = onVirtualClock(false);
+    const ds = Array.from({ length: 100 }, (_, i) => new Recorded(i, clock));
+    for (const d of ds) queue.add(d, 1000);
+    expect(clock.pending).toBe(1);
+    expect(queue.timers).toBe(1);
+    for (const d of ds) queue.remove(d);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("a deadline set while a lane's due ones expire is armed for its own time", async () => {
+    const { clock, queue } = onVirtualClock(false);
+    const late = new Recorded(1, clock);
+    const first = new Recorded(0, clock);
+    const expire = first.expire.bind(first);
+    first.expire = () => {
+      expire();
+      queue.add(late, 10);
+    };
+    const second = new Recorded(2, clock);
+    queue.add(first, 10);
+    await clock.advance(3);
+    queue.add(second, 10);
+    await clock.runAll();
+    expect([first.fired, second.fired, late.fired]).toEqual([[10], [13], [20]]);
+  });
+});
+
+describe("a per-attempt timeout on the real clock", () => {
+  it("an operation that reads its signal sees it abort with the TimeoutError; one that does not still times out", async () => {
+    const reader = deferred<unknown>();
+    const reading = retry(
+      ({ signal }) =>
+        new Promise<never>(() => {
+          signal.addEventListener("abort", () => reader.resolve(signal.reason), { once: true });
+        }),
+      { maxRetries: 0, timeout: 5 },
+    );
+    await expect(reading).rejects.toBeInstanceOf(TimeoutError);
+    expect(await reader.promise).toBeInstanceOf(TimeoutError);
+
+    const ignoring = retry(() => new Promise<never>(() => {}), { maxRetries: 0, timeout: 5 });
+    await expect(ignoring).rejects.toBeInstanceOf(TimeoutError);
+  });
+
+  it("many calls of one timeout, settled and hung, all end on time and are not held up by each other", async () => {
+    const p = pipeline(steps.retry({ maxRetries: 0 }), steps.timeout(20));
+    const quick = Array.from({ length: 50 }, (_, i) => p.execute(async () => i));
+    const hung = Array.from({ length: 5 }, () => p.execute(() => new Promise<never>(() => {})));
+    expect(await Promise.all(quick)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    for (const h of hung) await expect(h).rejects.toBeInstanceOf(TimeoutError);
+  });
+});
