@@ -152,6 +152,9 @@ export type { ErrorClass, ErrorMatcher, RetryMatcher } from "./policy/matcher.js
 export {
   type AttemptContext,
   DEFAULTS,
+  type DelayAnswer,
+  type DelayContext,
+  type DelayFrom,
   MAX_FREE_RETRIES,
   type RetryEvent,
   type RetryOptions,

@@ -297,7 +297,13 @@ export class RetryCall<T> {
     this.#state ??= new RetryState(options.policies);
     let decision: ReturnType<RetryState["decide"]>;
     try {
-      decision = this.#state.decide(index, error, elapsed, scope.random, free);
+      decision = this.#state.decide(
+        index,
+        error,
+        { attempt: attemptNumber, retries: this.#retries, elapsed },
+        scope.random,
+        free,
+      );
     } catch (broken) {
       this.#broken(broken);
       return;
