@@ -132,6 +132,7 @@ export {
 } from "./http/index.js";
 export type {
   DecorrelatedAwsOptions,
+  DecorrelatedPollyOptions,
   EqualJitterOptions,
   FullJitterOptions,
   Jitter,
