@@ -168,6 +168,7 @@ export { delays } from "./retry/delays.js";
 export { retry, retryPipeline, wrap } from "./retry/retry.js";
 export {
   type AttemptErrorEvent,
+  type AttemptEvent,
   type GiveUpEvent,
   type RetryEvents,
   RetryStep,

@@ -20,7 +20,7 @@ import { toJitter } from "../jitter/common.js";
 import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
-import type { GiveUpEvent } from "../retry/step.js";
+import type { AttemptEvent, GiveUpEvent } from "../retry/step.js";
 import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "./matcher.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "./schema.js";
 
@@ -135,6 +135,8 @@ export interface RetryStepOptions<T = unknown> extends RetryPolicy {
   delayFirstAttempt?: boolean;
   /** Policies for specific errors, first match wins; errors no rule matches fall to the top-level policy. */
   rules?: readonly RetryRule[];
+  /** Called before each attempt, the first too (tenacity's `before`); the `attempt` event's short form. */
+  onAttempt?: (event: AttemptEvent) => void;
   /**
    * Called once when an attempt succeeds, with the call's statistics (attempts, elapsed, idle); the
    * `success` event's short form.
@@ -211,6 +213,7 @@ export interface ResolvedRetry<T> {
   readonly retryOnResult: ((value: T) => boolean | PromiseLike<boolean>) | undefined;
   readonly shouldConsumeRetry: ((error: unknown) => boolean | PromiseLike<boolean>) | undefined;
   readonly delayFirstAttempt: boolean;
+  readonly onAttempt: ((event: AttemptEvent) => void) | undefined;
   readonly onSuccess: ((value: T, stats: RetryStats) => void) | undefined;
   readonly onError: ((error: unknown, retries: number) => void) | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
@@ -294,6 +297,7 @@ export function resolveRetry<T>(
   for (const key of [
     "retryOnResult",
     "shouldConsumeRetry",
+    "onAttempt",
     "onSuccess",
     "onError",
     "onRetry",
@@ -334,6 +338,7 @@ export function resolveRetry<T>(
     retryOnResult: o.retryOnResult,
     shouldConsumeRetry: o.shouldConsumeRetry,
     delayFirstAttempt: read(RETRY_STEP_SCHEMA, "delayFirstAttempt", o.delayFirstAttempt) ?? false,
+    onAttempt: o.onAttempt,
     onSuccess: o.onSuccess,
     onError: o.onError,
     onRetry: o.onRetry,

@@ -112,6 +112,10 @@ const STEP_FIELDS = {
     doc: "Policies for specific errors, tried in order; what a rule leaves out is the top level's.",
     config: true,
   },
+  onAttempt: {
+    kind: { type: "function" },
+    doc: "(event) => void before each attempt, the first too (tenacity's before), with attempt, retries, retriesLeft and elapsed.",
+  },
   onSuccess: {
     kind: { type: "function" },
     doc: "(value, stats) => void, once, when an attempt succeeds; stats: attempts, elapsed and idle (ms slept in backoffs).",
