@@ -133,6 +133,7 @@ export {
 } from "./http/index.js";
 export type {
   DecorrelatedAwsOptions,
+  DecorrelatedPollyOptions,
   EqualJitterOptions,
   FullJitterOptions,
   Jitter,
@@ -153,6 +154,9 @@ export type { ErrorClass, ErrorMatcher, RetryMatcher } from "./policy/matcher.js
 export {
   type AttemptContext,
   DEFAULTS,
+  type DelayAnswer,
+  type DelayContext,
+  type DelayFrom,
   MAX_FREE_RETRIES,
   type RetryEvent,
   type RetryOptions,
@@ -165,6 +169,7 @@ export { delays } from "./retry/delays.js";
 export { retry, retryPipeline, wrap } from "./retry/retry.js";
 export {
   type AttemptErrorEvent,
+  type AttemptEvent,
   type GiveUpEvent,
   type RetryEvents,
   RetryStep,

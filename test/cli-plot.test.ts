@@ -74,6 +74,7 @@ const PANELS: Record<string, () => Jitter> = {
   "equal, choice": () => jitter.equal({ mode: "choice" }),
   decorrelated: () => jitter.decorrelated(),
   decorrelatedAws: () => jitter.decorrelatedAws(),
+  decorrelatedPolly: () => jitter.decorrelatedPolly(),
   normal: () => jitter.normal({ sigma: 0.1 }),
   proportional: () => jitter.proportional(),
 };
@@ -161,7 +162,7 @@ describe("robustly plot (the default figures)", () => {
       });
       const marked = points.filter((p) => p.panel === header).map((p) => p.x);
       expect(marked, header).toEqual(expected);
-      if (name !== "decorrelated" && name !== "decorrelatedAws") {
+      if (!name.startsWith("decorrelated")) {
         expect(marked, header).toEqual(rows.flatMap((r, x) => (r.jittered !== r.backoff ? [x] : [])));
       }
     }

@@ -82,7 +82,16 @@ describe("robustly schedule", () => {
     fc.assert(
       fc.property(
         fc.integer(),
-        fc.constantFrom("full", "equal", "decorrelated", "decorrelatedAws", "normal", "proportional", "none"),
+        fc.constantFrom(
+          "full",
+          "equal",
+          "decorrelated",
+          "decorrelatedAws",
+          "decorrelatedPolly",
+          "normal",
+          "proportional",
+          "none",
+        ),
         (seed, j) => {
           const make = () => ({
             backoff: backoff.exponential({ base: 100, max: 5000 }),

@@ -137,7 +137,7 @@ describe("robustly simulate", () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain("--outage START:LENGTH");
     expect(run.stdout).toContain(
-      "contention: no-backoff, exponential, full-jitter, equal-jitter, decorrelated-jitter, decorrelated-aws-jitter",
+      "contention: no-backoff, exponential, full-jitter, equal-jitter, decorrelated-jitter, decorrelated-aws-jitter, decorrelated-polly-jitter",
     );
   });
 });

@@ -79,6 +79,10 @@ describe("fromConfig: policies as JSON", () => {
         { name: "decorrelatedAws", base: "100ms", max: "5s" },
         jitter.decorrelatedAws({ base: 100, max: 5000 }),
       ],
+      [
+        { name: "decorrelatedPolly", base: "128ms", max: "30s", multiplier: 3 },
+        jitter.decorrelatedPolly({ base: 128, max: 30_000, multiplier: 3 }),
+      ],
       [{ name: "normal", sigma: 0.2 }, jitter.normal({ sigma: 0.2 })],
       [{ name: "normal", stddev: "100ms" }, jitter.normal({ stddev: 100 })],
       [

@@ -289,6 +289,120 @@ describe("jitter.decorrelatedAws: first base, then min(max, uniform(base, 3 × p
   });
 });
 
+describe("jitter.decorrelatedPolly: Polly's decorrelated jitter V2, cockatiel's default", () => {
+  const b = backoff.exponential({ base: 100, max: 20_000 });
+  /** A random source that answers `draws` in turn. */
+  const scripted = (draws: readonly number[]): Random => {
+    let i = 0;
+    return () => draws[i++] ?? 0.5;
+  };
+
+  // The tables below come from the formula evaluated apart from robustly: t = x + u,
+  // f(t) = 2^t × tanh(√(4t)), delay = min(max, (f(t_x) − f(t_(x−1))) × base / 1.4).
+  it("at u = 0.5 every time: the table of the formula", () => {
+    const values = delays(
+      {
+        backoff: backoff.exponential({ base: 100 }),
+        jitter: jitter.decorrelatedPolly(),
+        random: scripted([0.5, 0.5, 0.5, 0.5]),
+      },
+      4,
+    );
+    const expected = [89.74049355792, 109.3003547381679, 203.57479626216332, 404.59794227837557];
+    expect(values).toEqual(expected.map((v) => expect.closeTo(v, 9)));
+  });
+
+  it("seed 42, base 100, max 20000: the exact table", () => {
+    const values = delays({ backoff: b, jitter: jitter.decorrelatedPolly(), random: seededRandom(42) }, 8);
+    const expected = [
+      99.018167, 92.760544, 322.902714, 393.481328, 381.187978, 2002.7301, 2232.038503, 8573.148414,
+    ];
+    expect(values).toEqual(expected.map((v) => expect.closeTo(v, 5)));
+  });
+
+  it("the draws at the ends: u = 0 at x = 0 waits 0, and a late draw followed by an early one waits little", () => {
+    const values = delays(
+      {
+        backoff: backoff.exponential({ base: 1000 }),
+        jitter: jitter.decorrelatedPolly(),
+        random: scripted([0, 0.999, 0, 0.999, 0]),
+      },
+      5,
+    );
+    const expected = [0, 2835.255569000785, 1.9939893016987909, 8575.735436838686, 7.921287591024903];
+    expect(values).toEqual(expected.map((v) => expect.closeTo(v, 9)));
+  });
+
+  it("its own base, max and multiplier override the backoff's", () => {
+    const own = delays(
+      {
+        backoff: backoff.constant({ base: 5 }),
+        jitter: jitter.decorrelatedPolly({ base: 100, max: 150 }),
+        random: scripted([0.5, 0.5, 0.5, 0.5]),
+      },
+      4,
+    );
+    expect(own[0]).toBeCloseTo(89.74049355792, 9);
+    expect(own.slice(1)).toEqual([109.3003547381679, 150, 150].map((v) => expect.closeTo(v, 9)));
+    // multiplier 1: f(t) = tanh(√(4t)), which flattens, so the waits shrink towards 0.
+    const flat = delays(
+      { backoff: b, jitter: jitter.decorrelatedPolly({ multiplier: 1 }), random: scripted([0.5, 0.5, 0.5]) },
+      3,
+    );
+    expect(flat[0]).toBeCloseTo((Math.tanh(Math.sqrt(2)) * 100) / 1.4, 9);
+    expect(flat[2] as number).toBeLessThan(flat[1] as number);
+  });
+
+  it("every delay is finite, >= 0 and <= max, for any seed, base, max and multiplier, however many retries", () => {
+    fc.assert(
+      fc.property(
+        fc.integer(),
+        fc.double({ min: 0, max: 1e6, noNaN: true }),
+        fc.double({ min: 0, max: 1e7, noNaN: true }),
+        fc.double({ min: 1, max: 10, noNaN: true }),
+        (seed, base, extra, multiplier) => {
+          const max = base + extra;
+          const values = delays(
+            {
+              backoff: b,
+              jitter: jitter.decorrelatedPolly({ base, max, multiplier }),
+              random: seededRandom(seed),
+            },
+            1100,
+          );
+          for (const value of values) {
+            expect(Number.isFinite(value)).toBe(true);
+            expect(value).toBeGreaterThanOrEqual(0);
+            expect(value).toBeLessThanOrEqual(max);
+          }
+        },
+      ),
+      { ...runs, numRuns: 50 },
+    );
+  });
+
+  it("the median delay doubles with each retry, as Polly's V2 promises (over 2000 seeds)", () => {
+    const uncapped = backoff.exponential({ base: 100 });
+    const columns: number[][] = Array.from({ length: 10 }, () => []);
+    for (let seed = 0; seed < 2000; seed++) {
+      const values = delays(
+        { backoff: uncapped, jitter: jitter.decorrelatedPolly(), random: seededRandom(seed) },
+        10,
+      );
+      values.forEach((value, x) => columns[x]?.push(value));
+    }
+    const medians = columns.map((column) => column.sort((p, q) => p - q)[column.length >> 1] as number);
+    // The first median is near base (Polly calls base the "median first retry delay").
+    expect(medians[0]).toBeGreaterThan(80);
+    expect(medians[0]).toBeLessThan(120);
+    for (let x = 4; x < 10; x++) {
+      const ratio = (medians[x] as number) / (medians[x - 1] as number);
+      expect(ratio, `median ${x} / median ${x - 1}`).toBeGreaterThan(1.7);
+      expect(ratio, `median ${x} / median ${x - 1}`).toBeLessThan(2.3);
+    }
+  });
+});
+
 describe("jitter.decorrelated (seed 000): x := random_choice(0, x), recompute the backoff, x carries on", () => {
   const base = 100;
   const exponential = backoff.exponential({ base });
@@ -356,6 +470,7 @@ describe("scale: final_backoff = jittered_backoff × f", () => {
     equal: () => jitter.equal(),
     decorrelated: () => jitter.decorrelated(),
     decorrelatedAws: () => jitter.decorrelatedAws(),
+    decorrelatedPolly: () => jitter.decorrelatedPolly(),
     normal: () => jitter.normal({ sigma: 0.3 }),
     proportional: () => jitter.proportional(),
   };
@@ -398,6 +513,7 @@ describe("determinism", () => {
     equal: jitter.equal(),
     decorrelated: jitter.decorrelated(),
     decorrelatedAws: jitter.decorrelatedAws(),
+    decorrelatedPolly: jitter.decorrelatedPolly(),
     normal: jitter.normal(),
     proportional: jitter.proportional(),
   };
@@ -459,7 +575,16 @@ describe("determinism", () => {
   it("the built-in jitters are frozen into one object", () => {
     expect(Object.isFrozen(jitter)).toBe(true);
     expect(Object.keys(jitter).sort()).toEqual(
-      ["decorrelated", "decorrelatedAws", "equal", "full", "none", "normal", "proportional"].sort(),
+      [
+        "decorrelated",
+        "decorrelatedAws",
+        "decorrelatedPolly",
+        "equal",
+        "full",
+        "none",
+        "normal",
+        "proportional",
+      ].sort(),
     );
   });
 });

@@ -347,6 +347,7 @@ describe("unknown keys", () => {
     ["jitter.full", factory(jitter.full), ["mode"], {}],
     ["jitter.equal", factory(jitter.equal), ["mode"], {}],
     ["jitter.decorrelatedAws", factory(jitter.decorrelatedAws), ["base", "max"], {}],
+    ["jitter.decorrelatedPolly", factory(jitter.decorrelatedPolly), ["base", "max", "multiplier"], {}],
     ["jitter.normal", factory(jitter.normal), ["sigma", "stddev"], {}],
     ["jitter.proportional", factory(jitter.proportional), ["spread", "maxSpread"], {}],
   ];
@@ -560,6 +561,45 @@ describe("jitter options", () => {
       ">= base, here 100",
       "50",
     );
+  });
+
+  it("decorrelatedPolly: base finite >= 0, max >= 0 and >= base, multiplier finite >= 1", () => {
+    fc.assert(
+      fc.property(badNonNegative, (base) => {
+        expectOptionError(
+          () => jitter.decorrelatedPolly({ base }),
+          "jitter.decorrelatedPolly: base",
+          "a finite number >= 0",
+          shown(base),
+        );
+      }),
+      runs,
+    );
+    fc.assert(
+      fc.property(badCap, (max) => {
+        expectOptionError(
+          () => jitter.decorrelatedPolly({ max }),
+          "jitter.decorrelatedPolly: max",
+          "a number >= 0 (Infinity allowed)",
+          shown(max),
+        );
+      }),
+      runs,
+    );
+    expectOptionError(
+      () => jitter.decorrelatedPolly({ base: 100, max: 50 }),
+      "jitter.decorrelatedPolly: max",
+      ">= base, here 100",
+      "50",
+    );
+    for (const multiplier of [0.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expectOptionError(
+        () => jitter.decorrelatedPolly({ multiplier }),
+        "jitter.decorrelatedPolly: multiplier",
+        "a finite number >= 1",
+        shown(multiplier),
+      );
+    }
   });
 });
 
@@ -881,6 +921,7 @@ describe("valid options never throw", () => {
     fc.constantFrom("uniform", "choice").map((mode) => () => jitter.equal({ mode })),
     fc.constant(() => jitter.decorrelated()),
     fc.constant(() => jitter.decorrelatedAws()),
+    fc.constant(() => jitter.decorrelatedPolly()),
     base.chain((b) =>
       cap(b).map((max) => () => jitter.decorrelatedAws({ base: b, max: Math.max(b, Math.min(max, 1e12)) })),
     ),
@@ -952,6 +993,7 @@ describe("valid options never throw", () => {
       jitter.full,
       jitter.equal,
       jitter.decorrelatedAws,
+      jitter.decorrelatedPolly,
       jitter.normal,
       jitter.proportional,
     ]) {

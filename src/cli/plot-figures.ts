@@ -116,6 +116,7 @@ const FIGURE_JITTERS: readonly { name: string; jitter: () => Jitter }[] = [
   { name: "equal, choice: v/2 + choice(0, v/2)", jitter: () => jitters.equal({ mode: "choice" }) },
   { name: "decorrelated: x = choice(0, x)", jitter: () => jitters.decorrelated() },
   { name: "decorrelatedAws: uniform(1, 3·prev)", jitter: () => jitters.decorrelatedAws() },
+  { name: "decorrelatedPolly: Polly's V2", jitter: () => jitters.decorrelatedPolly() },
   { name: "normal: v + N(0, 0.1·v)", jitter: () => jitters.normal({ sigma: 0.1 }) },
   { name: "proportional: v ± 30%", jitter: () => jitters.proportional() },
 ];
@@ -143,7 +144,7 @@ export function jitterFigure(n: number, seed: number): Chart {
       `changed the delay. The "choice" variants pick one of the two ends at random, the ` +
       `others draw uniformly as AWS does; decorrelated resets x to 0 half of the time (red where it did, ` +
       `and x carries on from there), AWS's decorrelated jitter draws from base to three times the previous ` +
-      `delay, normal adds a normal draw with a standard deviation of 10% (the overload experiment's Jitter 0.1), and ` +
+      `delay, Polly's (V2) waits the growth of 2^t × tanh(√(4t)) from t = x − 1 + u to x + u, normal adds a normal draw with a standard deviation of 10% (the overload experiment's Jitter 0.1), and ` +
       `proportional draws within ±30% of the delay. Delays are capped at v_max before the jitter, so ` +
       `normal and proportional may go above 60 s.`,
     spec: jitterSpec({

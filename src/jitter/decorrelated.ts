@@ -57,3 +57,58 @@ export function decorrelatedAws(options?: DecorrelatedAwsOptions): Jitter {
     },
   };
 }
+
+export interface DecorrelatedPollyOptions {
+  /** The median first delay in ms. Default: the backoff's `base`. */
+  base?: number;
+  /** The cap in ms. Default: the backoff's `max`. */
+  max?: number;
+  /** The growth of the median per retry (cockatiel's `exponent`; Polly's is 2). Default 2. */
+  multiplier?: number;
+}
+
+// Polly's constants for the formula: p = 4 in tanh(√(p·t)), and 1/1.4 to make `base` the median first delay.
+const P_FACTOR = 4;
+const MEDIAN_SCALE = 1 / 1.4;
+
+/**
+ * Polly's decorrelated jitter, "V2" (George Polevoy's formula in Polly.Contrib.WaitAndRetry's
+ * `DecorrelatedJitterBackoffV2`, built into Polly v8 and cockatiel's default `decorrelatedJitterGenerator`):
+ * for retry x, t = x + uniform(0, 1) and f(t) = m^t × tanh(√(4t)); the wait is
+ * min(max, (f(t_x) − f(t_(x−1))) × base / 1.4), with f(t_(−1)) = 0. The waits add up to f(t_x) × base / 1.4,
+ * so their median grows by m per retry with no run of near-equal waits, and base is about the median first
+ * wait. f(t_x) is carried from one retry to the next as the jitter's `state`; the backoff strategy only
+ * lends its `base` and `max`.
+ *
+ * @example
+ * { backoff: backoff.exponential({ base: 128, max: 30_000 }), jitter: jitter.decorrelatedPolly() } // cockatiel's defaults
+ */
+export function decorrelatedPolly(options?: DecorrelatedPollyOptions): Jitter {
+  checkKeys(JITTER_SCHEMAS.decorrelatedPolly as Schema, options);
+  const ownBase =
+    options?.base === undefined
+      ? undefined
+      : finiteAtLeast("jitter.decorrelatedPolly: base", options.base, 0);
+  const ownMax =
+    options?.max === undefined
+      ? undefined
+      : atLeastOrInfinity("jitter.decorrelatedPolly: max", options.max, 0);
+  if (ownBase !== undefined && ownMax !== undefined) {
+    maxAtLeastBase("jitter.decorrelatedPolly: max", ownMax, ownBase, true);
+  }
+  const multiplier = finiteAtLeast("jitter.decorrelatedPolly: multiplier", options?.multiplier ?? 2, 1);
+  return {
+    name: "decorrelated-polly",
+    apply({ backoff, retries, random, state }) {
+      const base = ownBase ?? backoff.base;
+      const max = Math.min(ownMax ?? backoff.max, MAX_TIMER_DELAY);
+      const t = retries + random();
+      const next = multiplier ** t * Math.tanh(Math.sqrt(P_FACTOR * t));
+      // Past t ≈ 1024 (for m = 2) f(t) overflows: every wait from there on is the cap.
+      if (!Number.isFinite(next)) return { delay: max, retries, state: next };
+      const step = Math.max(0, next - (state ?? 0));
+      // base 0 waits 0 even where the step is huge (0 × a finite number; never NaN).
+      return { delay: base === 0 ? 0 : Math.min(step * MEDIAN_SCALE * base, max), retries, state: next };
+    },
+  };
+}

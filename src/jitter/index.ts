@@ -2,7 +2,7 @@
  * Jitter strategies, one file each.
  */
 import { markFactories } from "./common.js";
-import { decorrelated, decorrelatedAws } from "./decorrelated.js";
+import { decorrelated, decorrelatedAws, decorrelatedPolly } from "./decorrelated.js";
 import { equal } from "./equal.js";
 import { full } from "./full.js";
 import { none } from "./none.js";
@@ -11,14 +11,14 @@ import { proportional } from "./proportional.js";
 
 export type { JitterMode } from "./common.js";
 export { toJitter } from "./common.js";
-export type { DecorrelatedAwsOptions } from "./decorrelated.js";
+export type { DecorrelatedAwsOptions, DecorrelatedPollyOptions } from "./decorrelated.js";
 export type { EqualJitterOptions } from "./equal.js";
 export type { FullJitterOptions } from "./full.js";
 export type { NormalJitterOptions } from "./normal.js";
 export type { ProportionalJitterOptions } from "./proportional.js";
 export type { Jitter, JitterFunction, JitterInput, JitterLike, JitterResult } from "./types.js";
 
-markFactories(none, full, equal, decorrelated, decorrelatedAws, normal, proportional);
+markFactories(none, full, equal, decorrelated, decorrelatedAws, decorrelatedPolly, normal, proportional);
 
 /** Every built-in jitter strategy. */
 export const jitter = Object.freeze({
@@ -27,6 +27,7 @@ export const jitter = Object.freeze({
   equal,
   decorrelated,
   decorrelatedAws,
+  decorrelatedPolly,
   normal,
   proportional,
 });

@@ -39,6 +39,25 @@ export const JITTER_SCHEMAS: Readonly<Record<string, Schema>> = strategySchemas(
       flag: undefined,
     },
   },
+  // No flags of its own: --base and --max are the backoff's, and --multiplier the exponential's.
+  decorrelatedPolly: {
+    base: { ...msField("The median first delay.", "the backoff's base"), flag: undefined },
+    max: {
+      ...msField("The cap: at least base when both are given.", "the backoff's max", {
+        type: "number",
+        min: 0,
+        infinity: true,
+      }),
+      flag: undefined,
+    },
+    multiplier: {
+      kind: { type: "number", min: 1 },
+      doc: "m, the growth of the median delay per retry (cockatiel's exponent): t = x + uniform(0, 1), f(t) = m^t × tanh(√(4t)), delay = min(max, (f(t_x) − f(t_(x−1))) × base / 1.4).",
+      brief: "m >= 1, the growth of the median delay per retry",
+      default: "2",
+      config: true,
+    },
+  },
   normal: {
     sigma: {
       kind: { type: "number", min: 0 },

@@ -11,14 +11,21 @@ export interface JitterInput {
   readonly random: Random;
   /** The jittered delay chosen before the previous retry under the same rule, unscaled; undefined before the first. */
   readonly previous: number | undefined;
+  /** The `state` this jitter answered with before the previous retry under the same rule; undefined before the first. */
+  readonly state?: number | undefined;
 }
 
-/** A jitter's answer when it also changed x (a jitter may change the retry count the backoff sees). */
+/**
+ * A jitter's answer when it also changed x (a jitter may change the retry count the backoff sees), or
+ * keeps a number for the next retry (as a sum carried from one retry to the next).
+ */
 export interface JitterResult {
   /** The jittered delay in ms, before scaling. */
   readonly delay: number;
-  /** The x the backoff used; the next retry continues from `retries + 1`. */
+  /** The x the backoff used (the x it was given, unless it changed it); the next retry continues from `retries + 1`. */
   readonly retries: number;
+  /** A number to find in `input.state` before the next retry under the same rule. */
+  readonly state?: number;
 }
 
 /**

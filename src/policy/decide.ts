@@ -9,7 +9,7 @@ import { isThenable, settleWith } from "../core/invoke.js";
 import type { Random } from "../core/random.js";
 import type { GiveUpReason } from "../core/report.js";
 import { newPolicyState, nextDelay, type PolicyState } from "./delay.js";
-import type { ResolvedPolicy } from "./options.js";
+import type { DelayAnswer, ResolvedPolicy } from "./options.js";
 
 export type { GiveUpReason };
 
@@ -55,6 +55,28 @@ export function firstMatch(
   onIndex(-1);
 }
 
+/** Where a call stands when a retry is decided: the attempt that failed, the retries so far, the time since the first attempt. */
+export interface RetryAt {
+  readonly attempt: number;
+  readonly retries: number;
+  readonly elapsed: number;
+}
+
+const isWait = (ms: unknown): ms is number => typeof ms === "number" && ms >= 0 && !Number.isNaN(ms);
+
+/**
+ * The wait a delay generator's `answer` makes of the policy's computed `delay`: a number is the least
+ * wait, with the computed delay on top (so a fleet told "retry after 0", or a date already past, spreads
+ * out over the jitter instead of coming back in one instant); `{ exactly }` replaces it; anything else
+ * (undefined, NaN, a negative) keeps it.
+ */
+function generatedDelay(answer: DelayAnswer, delay: number): number {
+  if (isWait(answer)) return Math.min(answer + delay, MAX_TIMER_DELAY);
+  if (typeof answer === "object" && answer !== null && isWait(answer.exactly))
+    return Math.min(answer.exactly, MAX_TIMER_DELAY);
+  return delay;
+}
+
 /**
  * The retry-policy state of one call: one `PolicyState` per policy (the rules, then the top level).
  * A new call starts a new one: every access begins afresh.
@@ -71,17 +93,12 @@ export class RetryState {
   /**
    * Policy `index` (the first whose matcher accepts `error`, from `firstMatch`; -1 for none) decides: no
    * retry once it has granted `maxRetries`, when its `maxElapsed` is 0, or when the sleep would end past
-   * its `maxElapsed` (measured from the first attempt, `elapsed` ms ago). Otherwise the retry is granted
-   * and counted; a `free` one is neither held against `maxRetries` nor counted, and waits what the next
-   * counted retry would (its jitter draws afresh).
+   * its `maxElapsed` (measured from the first attempt, `at.elapsed` ms ago). Otherwise the retry is
+   * granted and counted; a `free` one is neither held against `maxRetries` nor counted, and waits what the
+   * next counted retry would (its jitter draws afresh). `at` is the failed attempt and the call's retries
+   * so far, for the policy's `delayFrom`.
    */
-  decide(
-    index: number,
-    error: unknown,
-    elapsed: number,
-    random: Random,
-    free = false,
-  ): Decision | GiveUpReason {
+  decide(index: number, error: unknown, at: RetryAt, random: Random, free = false): Decision | GiveUpReason {
     const policy = this.#policies[index];
     if (policy === undefined) return "not-retryable";
     const state = this.#states[index] as PolicyState;
@@ -89,15 +106,11 @@ export class RetryState {
     if (policy.maxElapsed === 0) return "elapsed";
     let delay = nextDelay(policy, free ? { ...state } : state, random);
     if (policy.delayFrom !== undefined) {
-      // The server's hint is the least wait, and the policy's jittered delay goes on top of it: a fleet
-      // told "retry after 0" (or a date already past) spreads out over the jitter instead of coming
-      // back in one instant. Garbage (NaN, negative, not a number) is ignored.
       const outcome = error instanceof RetryableResultError ? error.value : error;
-      const hinted = policy.delayFrom(outcome);
-      if (typeof hinted === "number" && hinted >= 0 && !Number.isNaN(hinted))
-        delay = Math.min(hinted + delay, MAX_TIMER_DELAY);
+      const rule = index === this.#policies.length - 1 ? -1 : index;
+      delay = generatedDelay(policy.delayFrom(outcome, { ...at, delay, rule }), delay);
     }
-    const spent = policy.maxElapsedCountsWait ? elapsed + delay : elapsed;
+    const spent = policy.maxElapsedCountsWait ? at.elapsed + delay : at.elapsed;
     return spent > policy.maxElapsed ? "elapsed" : { policy: index, delay };
   }
 

@@ -17,10 +17,12 @@ export interface PolicyState {
   x: number;
   /** The previous jittered (unscaled) delay, for decorrelated jitters. */
   previous: number | undefined;
+  /** What the jitter asked to see again (`JitterResult.state`), for Polly's decorrelated jitter. */
+  jitterState: number | undefined;
 }
 
 export function newPolicyState(): PolicyState {
-  return { granted: 0, x: 0, previous: undefined };
+  return { granted: 0, x: 0, previous: undefined, jitterState: undefined };
 }
 
 /**
@@ -33,12 +35,14 @@ export function nextDelay(policy: ResolvedPolicy, state: PolicyState, random: Ra
     retries: state.x,
     random,
     previous: state.previous,
+    state: state.jitterState,
   });
   let jittered: number;
   let usedX = state.x;
   if (typeof answer === "object" && answer !== null) {
     jittered = answer.delay;
     usedX = answer.retries;
+    state.jitterState = answer.state;
   } else {
     // A number, or garbage from a custom strategy, which clampDelay reports.
     jittered = answer;

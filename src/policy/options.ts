@@ -20,7 +20,7 @@ import { toJitter } from "../jitter/common.js";
 import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
-import type { GiveUpEvent } from "../retry/step.js";
+import type { AttemptEvent, GiveUpEvent } from "../retry/step.js";
 import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "./matcher.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "./schema.js";
 
@@ -66,13 +66,37 @@ export interface RetryPolicy {
   /** Multiplies every jittered delay; > 0. Default 1. */
   scale?: number;
   /**
-   * The server's word on when to retry (Polly's DelayGenerator): given the failed attempt's error (or,
-   * for `retryOnResult`, its value), return the least delay in ms, or undefined for none. The computed,
-   * jittered delay is added on top, so a fleet told the same time spreads out. `retryAfter(response)` reads
-   * an HTTP Retry-After. The delay still counts against maxElapsed.
+   * The delay generator (Polly's DelayGenerator): given the failed attempt's error (or, for
+   * `retryOnResult`, its value) and a `DelayContext` (the attempt, the retries so far, the time elapsed,
+   * the rule, and the delay the policy computed), return one of:
+   * - a number: the least wait in ms (the server's word, e.g. `retryAfter(response)`), with the computed,
+   *   jittered delay on top, so a fleet told the same time spreads out;
+   * - `{ exactly: ms }`: this wait instead of the computed delay, for this retry only;
+   * - undefined (or garbage: NaN, a negative): the computed delay.
+   * The wait still counts against maxElapsed, and the backoff's x advances either way.
    */
-  delayFrom?: (outcome: unknown) => number | undefined;
+  delayFrom?: DelayFrom;
 }
+
+/** What `delayFrom` receives beside the outcome: the retry about to be decided. */
+export interface DelayContext {
+  /** The attempt that failed, 1-based. */
+  readonly attempt: number;
+  /** Retries so far, not counting the one about to happen (Polly's `AttemptNumber`). */
+  readonly retries: number;
+  /** Milliseconds since the first attempt began. */
+  readonly elapsed: number;
+  /** The delay the policy computed for this retry (backoff → jitter → scale), in ms. */
+  readonly delay: number;
+  /** The index of the rule in `rules` whose policy this is, or -1 for the top-level policy. */
+  readonly rule: number;
+}
+
+/** `delayFrom`'s answer: a least wait in ms, `{ exactly: ms }` to replace the computed delay, or undefined. */
+export type DelayAnswer = number | { readonly exactly: number } | undefined;
+
+/** A delay generator: see `RetryPolicy.delayFrom`. */
+export type DelayFrom = (outcome: unknown, context: DelayContext) => DelayAnswer;
 
 /** A rule: the policy for the errors that `when` matches. Rules are tried in order; the first match wins. */
 export interface RetryRule extends RetryPolicy {
@@ -111,6 +135,8 @@ export interface RetryStepOptions<T = unknown> extends RetryPolicy {
   delayFirstAttempt?: boolean;
   /** Policies for specific errors, first match wins; errors no rule matches fall to the top-level policy. */
   rules?: readonly RetryRule[];
+  /** Called before each attempt, the first too (tenacity's `before`); the `attempt` event's short form. */
+  onAttempt?: (event: AttemptEvent) => void;
   /**
    * Called once when an attempt succeeds, with the call's statistics (attempts, elapsed, idle); the
    * `success` event's short form.
@@ -177,7 +203,7 @@ export interface ResolvedPolicy {
   readonly backoff: Backoff;
   readonly jitter: Jitter;
   readonly scale: number;
-  readonly delayFrom: ((outcome: unknown) => number | undefined) | undefined;
+  readonly delayFrom: DelayFrom | undefined;
 }
 
 /** A retry step's options with every default filled in and every value checked. */
@@ -187,6 +213,7 @@ export interface ResolvedRetry<T> {
   readonly retryOnResult: ((value: T) => boolean | PromiseLike<boolean>) | undefined;
   readonly shouldConsumeRetry: ((error: unknown) => boolean | PromiseLike<boolean>) | undefined;
   readonly delayFirstAttempt: boolean;
+  readonly onAttempt: ((event: AttemptEvent) => void) | undefined;
   readonly onSuccess: ((value: T, stats: RetryStats) => void) | undefined;
   readonly onError: ((error: unknown, retries: number) => void) | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
@@ -270,6 +297,7 @@ export function resolveRetry<T>(
   for (const key of [
     "retryOnResult",
     "shouldConsumeRetry",
+    "onAttempt",
     "onSuccess",
     "onError",
     "onRetry",
@@ -310,6 +338,7 @@ export function resolveRetry<T>(
     retryOnResult: o.retryOnResult,
     shouldConsumeRetry: o.shouldConsumeRetry,
     delayFirstAttempt: read(RETRY_STEP_SCHEMA, "delayFirstAttempt", o.delayFirstAttempt) ?? false,
+    onAttempt: o.onAttempt,
     onSuccess: o.onSuccess,
     onError: o.onError,
     onRetry: o.onRetry,

@@ -55,7 +55,7 @@ const POLICY_FIELDS = {
   },
   delayFrom: {
     kind: { type: "function" },
-    doc: "(errorOrValue) => ms | undefined: the server's hint (e.g. retryAfter(response)) is the least wait, with the policy's jittered delay on top; it counts against maxElapsed.",
+    doc: "(errorOrValue, { attempt, retries, elapsed, delay, rule }) => ms | { exactly: ms } | undefined, Polly's delay generator: a number is the least wait (the server's hint, e.g. retryAfter(response)) with the policy's jittered delay on top; { exactly: ms } replaces the policy's delay for this retry; undefined keeps it. The wait counts against maxElapsed.",
   },
 } as const satisfies Record<string, Field>;
 
@@ -111,6 +111,10 @@ const STEP_FIELDS = {
     kind: { type: "other", allowed: "an array of { when, …policy } rules" },
     doc: "Policies for specific errors, tried in order; what a rule leaves out is the top level's.",
     config: true,
+  },
+  onAttempt: {
+    kind: { type: "function" },
+    doc: "(event) => void before each attempt, the first too (tenacity's before), with attempt, retries, retriesLeft and elapsed.",
   },
   onSuccess: {
     kind: { type: "function" },

@@ -12,32 +12,44 @@
  *     }
  *
  * It is `retry` underneath: each attempt the loop yields is an attempt of one call, and the body's report
- * (`failure(error)`, or nothing) is that attempt's outcome. Everything `retry` decides, it decides here.
+ * (`failure(error)`, `success(value)`, or nothing) is that attempt's outcome. Everything `retry` decides,
+ * it decides here, `retryOnResult` included; only `hedge` and `chaos`, which run the operation more than
+ * once at a time or in its place, are not taken.
  */
 import { watchAbort } from "../core/abort.js";
 import { keysOf } from "../core/schema.js";
 import { knownKeys } from "../core/validate.js";
-import { type AttemptContext, type RetryOptions, resolveOptions } from "../policy/options.js";
+import {
+  type AttemptContext,
+  type RetryEvent,
+  type RetryOptions,
+  resolveOptions,
+} from "../policy/options.js";
 import { RETRY_SCHEMA } from "../policy/schema.js";
 import { retry } from "./retry.js";
 
 /** What the loop yields: the attempt's context, and how the body reports its outcome. */
-export interface Attempt extends AttemptContext {
+export interface Attempt<T = unknown> extends AttemptContext {
   /**
    * This attempt failed with `error`: the next iteration sleeps the backoff and yields the next attempt,
    * or the loop throws the error the call ends with (this one, or a `PermanentError`'s cause).
    */
   failure(error: unknown): void;
-  /** This attempt succeeded (with `value`, for `onSuccess`). Leaving the loop does the same for an attempt that reported nothing. */
-  success(value?: unknown): void;
+  /**
+   * This attempt answered `value`: `retryOnResult` judges it (the next iteration yields another attempt,
+   * or ends the loop), and `onSuccess` hears it once accepted. Leaving the loop does the same for an
+   * attempt that reported nothing (with no value).
+   */
+  success(value?: T): void;
 }
 
-/** What `attempts` takes: `retry`'s options, but for `hedge` and `chaos` (which run the operation more than once at a time) and `retryOnResult` (an attempt has no value to judge). */
-export type AttemptsOptions = Omit<RetryOptions, "hedge" | "chaos" | "retryOnResult">;
+/**
+ * What `attempts` takes: `retry`'s options, but for `hedge` (which runs the operation more than once at a
+ * time) and `chaos` (which may answer in the operation's place, so the body would not see the attempt).
+ */
+export type AttemptsOptions<T = unknown> = Omit<RetryOptions<T>, "hedge" | "chaos">;
 
-const ATTEMPTS_KEYS = keysOf(RETRY_SCHEMA).filter(
-  (key) => key !== "hedge" && key !== "chaos" && key !== "retryOnResult",
-);
+const ATTEMPTS_KEYS = keysOf(RETRY_SCHEMA).filter((key) => key !== "hedge" && key !== "chaos");
 
 /** Why the loop's call was stopped when the body left the loop after a failure; never seen outside. */
 const LEFT = new Error("the loop was left");
@@ -45,8 +57,10 @@ const LEFT = new Error("the loop was left");
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
 /** An attempt as the loop yields it, and whether the body reported its outcome (the first report counts). */
-interface LoopAttempt extends Attempt {
+interface LoopAttempt extends Attempt<unknown> {
   readonly reported: boolean;
+  /** Whether the report was `success`. */
+  readonly succeeded: boolean;
 }
 
 function loopAttempt(
@@ -55,9 +69,11 @@ function loopAttempt(
   reject: (error: unknown) => void,
 ): LoopAttempt {
   let reported = false;
-  const report = (settle: (outcome: unknown) => void) => (outcome?: unknown) => {
+  let succeeded = false;
+  const report = (settle: (outcome: unknown) => void, success: boolean) => (outcome?: unknown) => {
     if (reported) return;
     reported = true;
+    succeeded = success;
     settle(outcome);
   };
   return {
@@ -79,8 +95,11 @@ function loopAttempt(
     get reported() {
       return reported;
     },
-    failure: report(reject),
-    success: report(resolve),
+    get succeeded() {
+      return succeeded;
+    },
+    failure: report(reject, false),
+    success: report(resolve, true),
   };
 }
 
@@ -97,6 +116,10 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
   #outcome: Outcome | undefined;
   #ended: Promise<Outcome> | undefined;
   #finished = false;
+  /** The call decided on a retry since the body's last attempt was yielded. */
+  #retryDecided = false;
+  /** The body left the loop after reporting a success: a retry decided now stops the call instead. */
+  #leaving = false;
 
   constructor(options: AttemptsOptions) {
     this.#options = options;
@@ -121,7 +144,7 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
           if (wanted === undefined) this.#ready = attempt;
           else wanted(attempt);
         }),
-      { ...this.#options, signal: this.#stop.signal },
+      { ...this.#options, signal: this.#stop.signal, onRetry: this.#onRetry },
     );
     this.#ended = call.then(
       (): Outcome => ({ ok: true }),
@@ -135,6 +158,13 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
       wanted?.(outcome);
     });
   }
+
+  readonly #onRetry = (event: RetryEvent): void => {
+    this.#retryDecided = true;
+    // retryOnResult asked for another attempt after the body left the loop: stop before the wait.
+    if (this.#leaving) this.#stop.abort(LEFT);
+    else this.#options.onRetry?.(event);
+  };
 
   async next(): Promise<IteratorResult<Attempt>> {
     if (this.#finished) return { done: true, value: undefined };
@@ -150,11 +180,16 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
       }));
     this.#ready = undefined;
     if ("ok" in next) return this.#end(next);
+    this.#retryDecided = false;
     this.#current = next;
     return { done: false, value: next };
   }
 
-  /** Leaving the loop: a success for an attempt that reported nothing; otherwise the call is stopped. */
+  /**
+   * Leaving the loop: a success for an attempt that reported nothing. After a success, the verdict on the
+   * value is waited for: accepted, the call ends as it would have; a value `retryOnResult` would retry stops
+   * the call before its wait. After a failure the call is stopped at once.
+   */
   async return(): Promise<IteratorResult<Attempt>> {
     if (this.#finished || !this.#started) {
       this.#finished = true;
@@ -163,6 +198,7 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
     const current = this.#current;
     this.#current = undefined;
     if (current !== undefined && !current.reported && !current.signal.aborted) current.success();
+    if (current?.succeeded === true && !current.signal.aborted && !this.#retryDecided) this.#leaving = true;
     else this.#stop.abort(LEFT);
     const outcome = await (this.#ended as Promise<Outcome>);
     return this.#end(outcome.ok === false && outcome.error === LEFT ? { ok: true } : outcome);
@@ -181,8 +217,10 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
  * backoff first, or, when the policy gives up, throws the error the call ends with. An attempt that
  * reports no failure succeeded: the loop ends after it, `break` or not. The caller's `signal` stops a
  * wait at once (the loop throws its reason); a `timeout` aborts the attempt's `signal` and fails the
- * attempt whatever the body reports later. Options are `retry`'s but for `hedge`, `chaos` and
- * `retryOnResult`, checked at once; nothing starts before the first iteration.
+ * attempt whatever the body reports later. With `retryOnResult`, the body reports each attempt's value with
+ * `attempt.success(value)` and goes on: the next iteration yields another attempt or ends the loop (a
+ * `break` stops retrying). Options are `retry`'s but for `hedge` and `chaos`, checked at once; nothing
+ * starts before the first iteration.
  *
  * @example
  * for await (const attempt of attempts({ maxRetries: 5, timeout: 2000 })) {
@@ -194,8 +232,8 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
  *   }
  * }
  */
-export function attempts(options?: AttemptsOptions): AsyncIterableIterator<Attempt> {
+export function attempts<T = unknown>(options?: AttemptsOptions<T>): AsyncIterableIterator<Attempt<T>> {
   knownKeys("attempts", options, ATTEMPTS_KEYS);
   resolveOptions(options);
-  return new AttemptLoop(options ?? {});
+  return new AttemptLoop((options ?? {}) as AttemptsOptions) as AsyncIterableIterator<Attempt<T>>;
 }

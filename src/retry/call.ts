@@ -152,6 +152,9 @@ export class RetryCall<T> {
     const budget = this.#options.budget;
     const claim = budget === undefined ? undefined : { budget, inner: false };
     const retriesLeft = this.#state?.retriesLeft() ?? this.#step.maxRetries;
+    this.#step.attempting(retries + 1, retries, retriesLeft, elapsed);
+    // A callback may have aborted the caller's signal, which ended the call.
+    if (this.#done) return;
     const attempt = this.#scope.child({ attempt: retries + 1, retries, retriesLeft, elapsed, claim });
     attempt.retryAttempt = true;
     this.#attempt = attempt;
@@ -297,7 +300,13 @@ export class RetryCall<T> {
     this.#state ??= new RetryState(options.policies);
     let decision: ReturnType<RetryState["decide"]>;
     try {
-      decision = this.#state.decide(index, error, elapsed, scope.random, free);
+      decision = this.#state.decide(
+        index,
+        error,
+        { attempt: attemptNumber, retries: this.#retries, elapsed },
+        scope.random,
+        free,
+      );
     } catch (broken) {
       this.#broken(broken);
       return;

@@ -5,7 +5,10 @@ import { type ResolvedPolicy, type RetryOptions, resolveOptions } from "../polic
 /**
  * The final delays (backoff → jitter → scale) that `retry` would sleep before each of the first `count`
  * retries if every attempt failed with an error of the top-level policy: `count` numbers, whatever
- * `maxRetries` and `maxElapsed` say. Pure and deterministic given `options.random`.
+ * `maxRetries` and `maxElapsed` say. With `delayFirstAttempt`, the first entry is the wait before the
+ * first attempt and entry i the wait before retry i (the same numbers: the first wait takes the
+ * backoff's x = 0). `delayFrom` and rules are not previewed: they need an outcome. Pure and
+ * deterministic given `options.random`.
  *
  * @example
  * delays({ backoff: backoff.exponential({ base: 1000 }), jitter: jitter.none() }, 4); // [1000, 2000, 4000, 8000]

@@ -34,6 +34,18 @@ export interface GiveUpEvent {
   readonly idle: number;
 }
 
+/** What the `attempt` event and `onAttempt` receive before each attempt. */
+export interface AttemptEvent {
+  /** The attempt about to start, 1-based. */
+  readonly attempt: number;
+  /** Retries so far (those `maxRetries` counts). */
+  readonly retries: number;
+  /** Retries the top-level policy still allows after this attempt (Infinity for no limit). */
+  readonly retriesLeft: number;
+  /** Milliseconds since the first attempt began (0 for the first). */
+  readonly elapsed: number;
+}
+
 /** What the `success` event receives. */
 export interface SuccessEvent<T = unknown> {
   readonly value: T;
@@ -54,6 +66,8 @@ export interface AttemptErrorEvent {
 
 /** The retry step's events. */
 export interface RetryEvents<T = unknown> extends Record<string, unknown> {
+  /** Before each attempt, the first too. */
+  attempt: AttemptEvent;
   /** Before each backoff sleep. */
   retry: RetryEvent;
   /** When it stops retrying, for whatever reason (never on success). */
@@ -77,7 +91,7 @@ export class RetryStep<T = unknown> implements Step {
     this.#events = new Events<RetryEvents<T>>(resolved.onCallbackError);
   }
 
-  /** Listens to `retry`, `giveUp`, `success` or `error` until the handle is disposed. */
+  /** Listens to `attempt`, `retry`, `giveUp`, `success` or `error` until the handle is disposed. */
   on<K extends keyof RetryEvents<T>>(
     event: K,
     listener: (payload: RetryEvents<T>[K]) => unknown,
@@ -134,6 +148,7 @@ export class RetryStep<T = unknown> implements Step {
     let result: R | PromiseLike<R>;
     scope.retriesLeft = this.maxRetries;
     scope.retryAttempt = true;
+    this.attempting(1, 0, this.maxRetries, 0);
     try {
       result = next(scope);
     } catch (error) {
@@ -162,6 +177,16 @@ export class RetryStep<T = unknown> implements Step {
       safeCall(options.onCallbackError, "onSuccess", () => onSuccess(value, stats));
     }
     if (listened) this.#events.emit("success", { value, attempt, elapsed, idle });
+  }
+
+  /** Before each attempt: `onAttempt` and the `attempt` event. */
+  attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void {
+    const onAttempt = this.resolved.onAttempt;
+    const listened = this.#events.has("attempt");
+    if (onAttempt === undefined && !listened) return;
+    const event: AttemptEvent = { attempt, retries, retriesLeft, elapsed };
+    if (onAttempt !== undefined) safeCall(this.resolved.onCallbackError, "onAttempt", () => onAttempt(event));
+    if (listened) this.#events.emit("attempt", event);
   }
 
   /** After every failed attempt: `onError` and the `error` event. */

@@ -192,6 +192,12 @@ export const CONTENTION_STRATEGIES: readonly Strategy[] = [
     source: awsSource,
     policy: contention(exp5, jitter.decorrelatedAws()),
   },
+  {
+    name: "decorrelated-polly-jitter",
+    description: "Polly's decorrelated jitter (V2): median 5 ms, doubling per retry, cap 2 s",
+    source: "Polly.Contrib.WaitAndRetry's DecorrelatedJitterBackoffV2, cockatiel's default",
+    policy: contention(exp5, jitter.decorrelatedPolly()),
+  },
 ];
 
 const AMPLIFICATION_BASE: readonly Strategy[] = [

@@ -18,6 +18,7 @@ const jitters = {
   equal: () => jitter.equal(),
   decorrelated: () => jitter.decorrelated(),
   decorrelatedAws: () => jitter.decorrelatedAws(),
+  decorrelatedPolly: () => jitter.decorrelatedPolly(),
   normal: () => jitter.normal({ sigma: 0.5 }),
   normalStddev: () => jitter.normal({ stddev: 1e12 }),
   proportional: () => jitter.proportional({ spread: 1, maxSpread: Number.POSITIVE_INFINITY }),

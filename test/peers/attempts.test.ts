@@ -176,12 +176,80 @@ describe("attempts()", () => {
     expect((reasons[0] as Error).name).toBe("TimeoutError");
   });
 
-  it("checks its options at once: those of retry() but for hedge, chaos and retryOnResult", () => {
+  it("checks its options at once: those of retry() but for hedge and chaos", () => {
     expect(() => attempts({ maxRetries: 1.5 })).toThrow(OptionError);
     expect(() => attempts({ hedge: { delay: 10 } } as never)).toThrow(
       /^attempts\.hedge must be one of the known options/,
     );
-    expect(() => attempts({ retryOnResult: () => true } as never)).toThrow(OptionError);
+    expect(() => attempts({ retryOnResult: 5 } as never)).toThrow(/retryOnResult/);
+  });
+
+  it("retryOnResult judges the value each attempt reports with success(value): another attempt, or the end", async () => {
+    const clock = new VirtualClock();
+    const values: number[] = [];
+    const successes: unknown[] = [];
+    const result = await loop(
+      clock,
+      {
+        ...steady,
+        retryOnResult: (value) => (value as number) < 3,
+        onSuccess: (value) => successes.push(value),
+      },
+      (attempt) => {
+        values.push(attempt.attempt);
+        attempt.success(attempt.attempt);
+        return "continue";
+      },
+    );
+    expect(result).toEqual({ ok: true, value: [0, 1000, 2000] });
+    expect(values).toEqual([1, 2, 3]);
+    expect(successes).toEqual([3]);
+  });
+
+  it("retryOnResult: when retries run out the loop ends without an error, as retry() answers with the last value", async () => {
+    const clock = new VirtualClock();
+    const gaveUp: unknown[] = [];
+    const result = await loop(
+      clock,
+      {
+        ...steady,
+        maxRetries: 1,
+        retryOnResult: () => true,
+        onGiveUp: ({ outcome, reason }) => gaveUp.push(outcome, reason),
+      },
+      (attempt) => {
+        attempt.success(`value ${attempt.attempt}`);
+        return "continue";
+      },
+    );
+    expect(result).toEqual({ ok: true, value: [0, 1000] });
+    expect(gaveUp).toEqual(["value 2", "retries"]);
+  });
+
+  it("a break right after success(value) waits for the verdict: onSuccess hears an accepted value, a value to retry stops the loop", async () => {
+    const clock = new VirtualClock();
+    const successes: unknown[] = [];
+    const retried: number[] = [];
+    const run = async (value: number) => {
+      let made = 0;
+      for await (const attempt of attempts({
+        clock,
+        ...steady,
+        retryOnResult: (v) => v === 0,
+        onSuccess: (v) => successes.push(v),
+        onRetry: ({ attempt: n }) => retried.push(n),
+      })) {
+        made += 1;
+        attempt.success(value);
+        break;
+      }
+      return made;
+    };
+    expect((await drive(clock, run(7))).ok).toBe(true);
+    expect(successes).toEqual([7]);
+    expect(await drive(clock, run(0))).toEqual({ ok: true, value: 1 });
+    expect(successes).toEqual([7]);
+    expect(clock.pending).toBe(0);
   });
 
   it("starts nothing until the loop asks for the first attempt", async () => {

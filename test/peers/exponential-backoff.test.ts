@@ -4,12 +4,14 @@ import { backOff } from "exponential-backoff";
 import fc from "fast-check";
 import {
   backoff,
+  delays,
   fromConfig,
   jitter,
   OptionError,
   type RetryOptions,
   retry,
   retryReport,
+  seededRandom,
   steps,
 } from "robustly";
 import { VirtualClock } from "robustly/testing";
@@ -139,5 +141,34 @@ describe("delayFirstAttempt", () => {
       /^delayFirstAttempt must be true or false; got "yes"$/,
     );
     expect(fromConfig('{ "delayFirstAttempt": true }')).toEqual({ delayFirstAttempt: true });
+  });
+});
+
+describe("delays() previews delayFirstAttempt", () => {
+  it("the first entry is the wait before the first attempt, then each retry's, as retry() sleeps them", async () => {
+    fc.assert(
+      fc.asyncProperty(fc.integer(), async (seed) => {
+        const options: RetryOptions = {
+          delayFirstAttempt: true,
+          maxRetries: 3,
+          backoff: backoff.exponential({ base: 100, max: 5000 }),
+          jitter: jitter.full(),
+        };
+        const clock = new VirtualClock();
+        const starts: number[] = [];
+        const call = retry(
+          () => {
+            starts.push(clock.now());
+            throw new Error("down");
+          },
+          { ...options, clock, random: seededRandom(seed) },
+        ).catch(() => undefined);
+        await clock.runAll();
+        await call;
+        const waits = starts.map((t, i) => t - (i === 0 ? 0 : (starts[i - 1] as number)));
+        expect(waits).toEqual(delays({ ...options, random: seededRandom(seed) }, 4));
+      }),
+      { seed: 0x16, numRuns: 50 },
+    );
   });
 });

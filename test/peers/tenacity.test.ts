@@ -2,6 +2,7 @@
 // other waits (wait_chain, wait_combine, a cap, a factor), as pure functions over Backoff values.
 import fc from "fast-check";
 import {
+  type AttemptEvent,
   type Backoff,
   backoff,
   delays,
@@ -9,6 +10,7 @@ import {
   jitter,
   MAX_TIMER_DELAY,
   OptionError,
+  pipeline,
   type RetryStats,
   retry,
   retryReport,
@@ -327,5 +329,103 @@ describe("stop after a delay: counting the next wait or not", () => {
     const rules = [{ when: Error, maxElapsedCountsWait: false }];
     expect(await starts({ maxElapsed: 1000, rules })).toEqual([0, 400, 800, 1200]);
     expect(fromConfig({ maxElapsed: "1s", maxElapsedCountsWait: false }).maxElapsedCountsWait).toBe(false);
+  });
+});
+
+describe("tenacity's before: onAttempt and the attempt event, before each attempt", () => {
+  it("hears every attempt before it starts, with its number, retries, retries left and elapsed time", async () => {
+    const clock = new VirtualClock();
+    const log: string[] = [];
+    const step = steps.retry<string>({
+      maxRetries: 2,
+      backoff: backoff.constant({ base: 1000 }),
+      jitter: jitter.none(),
+      onAttempt: ({ attempt, retries, retriesLeft, elapsed }) =>
+        log.push(`before ${attempt} (${retries} retries, ${retriesLeft} left, ${elapsed} ms)`),
+    });
+    const heard: AttemptEvent[] = [];
+    step.on("attempt", (event) => heard.push(event));
+    let calls = 0;
+    const result = await drive(
+      clock,
+      pipeline(step).execute(
+        () => {
+          calls += 1;
+          log.push(`attempt ${calls}`);
+          if (calls < 3) throw new Error("not yet");
+          return "ok";
+        },
+        { clock },
+      ),
+    );
+    expect(result).toEqual({ ok: true, value: "ok" });
+    expect(log).toEqual([
+      "before 1 (0 retries, 2 left, 0 ms)",
+      "attempt 1",
+      "before 2 (1 retries, 1 left, 1000 ms)",
+      "attempt 2",
+      "before 3 (2 retries, 0 left, 2000 ms)",
+      "attempt 3",
+    ]);
+    expect(heard.map((e) => e.attempt)).toEqual([1, 2, 3]);
+  });
+
+  it("is called for the first attempt on the fast path too (no signal, no budget)", async () => {
+    const attempts: number[] = [];
+    expect(await retry(() => "ok", { onAttempt: ({ attempt }) => attempts.push(attempt) })).toBe("ok");
+    expect(attempts).toEqual([1]);
+  });
+
+  it("a throw goes to onCallbackError, and the attempt runs all the same", async () => {
+    const clock = new VirtualClock();
+    const reported: [string, string][] = [];
+    let calls = 0;
+    const result = await drive(
+      clock,
+      retry(
+        () => {
+          calls += 1;
+          if (calls < 2) throw new Error("not yet");
+          return "ok";
+        },
+        {
+          clock,
+          onAttempt: () => {
+            throw new Error("logging broke");
+          },
+          onCallbackError: (error, callback) => reported.push([callback, (error as Error).message]),
+        },
+      ),
+    );
+    expect(result).toEqual({ ok: true, value: "ok" });
+    expect(reported).toEqual([
+      ["onAttempt", "logging broke"],
+      ["onAttempt", "logging broke"],
+    ]);
+  });
+
+  it("an onAttempt that aborts the caller's signal stops the call before that attempt", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    let calls = 0;
+    const result = await drive(
+      clock,
+      retry(
+        () => {
+          calls += 1;
+          throw new Error("down");
+        },
+        {
+          clock,
+          signal: controller.signal,
+          jitter: jitter.none(),
+          onAttempt: ({ attempt }) => {
+            if (attempt === 2) controller.abort(new Error("enough"));
+          },
+        },
+      ),
+    );
+    expect(calls).toBe(1);
+    expect((result as { error: Error }).error.message).toBe("enough");
   });
 });
