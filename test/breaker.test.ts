@@ -150,6 +150,30 @@ describe("circuitBreaker", () => {
     ]);
   });
 
+  it("a `handlesResult` predicate that throws or rejects goes to onCallbackError; the value counts as a success", async () => {
+    const clock = new VirtualClock();
+    const reports: [unknown, string][] = [];
+    const broken = new Error("predicate broke");
+    for (const handlesResult of [() => Promise.reject(broken), failWith(broken)]) {
+      const breaker = circuitBreaker({
+        consecutiveFailures: 1,
+        clock,
+        onCallbackError: (error, name) => reports.push([error, name]),
+      });
+      const heard: string[] = [];
+      breaker.on("success", () => heard.push("success"));
+      breaker.on("failure", () => heard.push("failure"));
+      const guarded = pipeline(steps.breaker(breaker, { handlesResult }));
+      await expect(guarded.execute(() => 503)).resolves.toBe(503);
+      expect(breaker.state).toBe("closed");
+      expect(heard).toEqual(["success"]);
+    }
+    expect(reports).toEqual([
+      [broken, "handlesResult"],
+      [broken, "handlesResult"],
+    ]);
+  });
+
   it("emits success and failure for each call it hears of, with its duration and outcome", async () => {
     const clock = new VirtualClock();
     const reports: [unknown, string][] = [];

@@ -378,6 +378,41 @@ export class CircuitBreaker extends SharedPolicy {
   }
 
   /**
+   * Reports a call let through by `acquire` that answered with `value`, judged by `handlesResult` (a
+   * failure when it answers true); then calls `then` (at once, or once an async predicate has answered).
+   * A predicate that throws or rejects is reported to `onCallbackError`, and the value counts as it would
+   * without one: a success.
+   */
+  settleResult(
+    value: unknown,
+    handlesResult: ((value: unknown) => boolean | PromiseLike<boolean>) | undefined,
+    then?: () => void,
+    started?: number,
+  ): void {
+    const judged = (failed: boolean) => {
+      this.settleValue(value, failed, started);
+      then?.();
+    };
+    if (handlesResult === undefined) {
+      judged(false);
+      return;
+    }
+    const broken = (thrown: unknown) => {
+      report(this.#events.onListenerError, "handlesResult", thrown);
+      judged(false);
+    };
+    let answer: boolean | PromiseLike<boolean>;
+    try {
+      answer = handlesResult(value);
+    } catch (thrown) {
+      broken(thrown);
+      return;
+    }
+    if (!isThenable(answer)) judged(answer === true);
+    else settleWith(answer, (failed) => judged(failed === true), broken);
+  }
+
+  /**
    * Reports a call let through by `acquire` that answered with `value`: a success, or a failure when
    * `failed` (a `handlesResult` counted it); emits `success` or `failure` when given `started`.
    */

@@ -5,7 +5,7 @@
  * inside, attempts.
  */
 import { OptionError } from "../core/errors.js";
-import { Eventual, invoke, isThenable, settleWith } from "../core/invoke.js";
+import { Eventual, invoke } from "../core/invoke.js";
 import { knownKeys, optionalFunction } from "../core/validate.js";
 import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
@@ -15,7 +15,8 @@ import type { CircuitBreaker } from "./circuit-breaker.js";
 export interface BreakerStepOptions<R = unknown> {
   /**
    * Which values count as failures of the service (an HTTP 503 answered as a value, say). Default: none.
-   * The short form passes its `retryOnResult`.
+   * The short form passes its `retryOnResult`. One that throws or rejects is reported to the breaker's
+   * `onCallbackError`, and the value counts as a success.
    */
   handlesResult?: (value: R) => boolean | PromiseLike<boolean>;
 }
@@ -55,23 +56,7 @@ export class BreakerStep implements Step {
         if (done) return;
         done = true;
         unwatch();
-        let failed: unknown = false;
-        try {
-          failed = this.#handlesResult?.(value);
-        } catch {
-          // A predicate that throws (or rejects) says nothing of the service.
-        }
-        const answered = (counted: boolean) => {
-          breaker.settleValue(value, counted, started);
-          out.resolve(value);
-        };
-        if (!isThenable(failed)) answered(failed === true);
-        else
-          settleWith(
-            failed,
-            (answer) => answered(answer === true),
-            () => answered(false),
-          );
+        breaker.settleResult(value, this.#handlesResult, () => out.resolve(value), started);
       },
       (error) => {
         if (done) return;
