@@ -1,5 +1,6 @@
 // The fallback step: a value (or a function's answer) in place of an error `when` matches, tested on the
-// error as the caller would see it; never in place of the caller's own abort.
+// error as the caller would see it, or of a value `whenResult` refuses; never in place of the caller's
+// own abort.
 import { describe, expect, it } from "vitest";
 import { backoff } from "../src/backoff/index.js";
 import { OptionError, PermanentError, TimeoutError } from "../src/core/errors.js";
@@ -213,6 +214,79 @@ describe("fallbackStep", () => {
     ]);
   });
 
+  it("`whenResult`: answers in place of a refused value, told it is a value; other values pass through", async () => {
+    const clock = new VirtualClock();
+    const seen: unknown[] = [];
+    const heard: unknown[] = [];
+    const step = fallbackStep(
+      (outcome, context, what) => {
+        seen.push(outcome, context.clock, what);
+        return what.isValue ? "stale" : "error";
+      },
+      { whenResult: (status: number) => status === 503, onFallback: (event) => heard.push(event) },
+    );
+    const p = pipeline(step);
+    expect(await p.execute(() => 503, { clock })).toBe("stale");
+    expect(await p.execute(async () => 200, { clock })).toBe(200);
+    const boom = new Error("boom");
+    expect(await p.execute(failWith(boom), { clock })).toBe("error");
+    expect(seen).toEqual([
+      503,
+      clock,
+      { isValue: true, value: 503 },
+      boom,
+      clock,
+      { isValue: false, error: boom },
+    ]);
+    expect(heard).toEqual([
+      { isValue: true, value: 503 },
+      { isValue: false, error: boom },
+    ]);
+    // `when` does not touch values: an error-only `when` still answers for refused values.
+    const onlyValues = pipeline(fallbackStep("fb", { when: () => false, whenResult: (v) => v === null }));
+    expect(await onlyValues.execute(() => null)).toBe("fb");
+    await expect(onlyValues.execute(failWith(boom))).rejects.toBe(boom);
+  });
+
+  it("a `whenResult` predicate that answers with a promise is awaited, not taken as true", async () => {
+    const p = pipeline(fallbackStep("fb", { whenResult: async (v) => v === "bad" }));
+    expect(await p.execute(() => "good")).toBe("good");
+    expect(await p.execute(() => "bad")).toBe("fb");
+  });
+
+  it("a `whenResult` predicate that throws or rejects: that error is the outcome", async () => {
+    const broken = new Error("predicate broke");
+    let called = 0;
+    const fallback = () => {
+      called += 1;
+      return "fb";
+    };
+    for (const whenResult of [failWith(broken), () => Promise.reject(broken)]) {
+      await expect(pipeline(fallbackStep(fallback, { whenResult })).execute(() => "x")).rejects.toBe(broken);
+    }
+    expect(called).toBe(0);
+  });
+
+  it("the caller's abort while an async `whenResult` is pending ends the step with the abort's reason", async () => {
+    const answer = deferred<boolean>();
+    const controller = new AbortController();
+    let called = 0;
+    const step = fallbackStep(
+      () => {
+        called += 1;
+        return "fb";
+      },
+      { whenResult: () => answer.promise },
+    );
+    const run = pipeline(step).execute(() => "x", { signal: controller.signal });
+    await tick();
+    controller.abort(new Error("caller"));
+    answer.resolve(true);
+    await expect(run).rejects.toThrow("caller");
+    await tick();
+    expect(called).toBe(0);
+  });
+
   it("settles synchronously over a synchronous outcome", () => {
     const scope = new Scope(new VirtualClock(), Math.random);
     const answer = fallbackStep("fb").execute<string>(failWith(new Error("x")), scope);
@@ -241,6 +315,7 @@ describe("fallbackStep", () => {
     expect(option(() => fallbackStep(1, { when: 5 as never }))).toBe("steps.fallback: when");
     expect(option(() => fallbackStep(1, { when: [] }))).toBe("steps.fallback: when");
     expect(option(() => fallbackStep(1, { onFallback: "x" as never }))).toBe("steps.fallback: onFallback");
+    expect(option(() => fallbackStep(1, { whenResult: true as never }))).toBe("steps.fallback: whenResult");
     expect(option(() => fallbackStep(1, { onCallbackError: 1 as never }))).toBe(
       "steps.fallback: onCallbackError",
     );
@@ -301,6 +376,27 @@ describe("fallbackStep around a retry step", () => {
     expect(await call).toBe("default");
     expect(attempts).toBe(1);
     expect(seen).toEqual([cause]);
+  });
+
+  it("answers in place of the value the retries ended with, once `retryOnResult` gave up on it", async () => {
+    const clock = new VirtualClock();
+    let attempts = 0;
+    const heard: unknown[] = [];
+    const p = pipeline(
+      fallbackStep("cached", { whenResult: (v) => v === 503, onFallback: (event) => heard.push(event) }),
+      retryStep({ maxRetries: 2, retryOnResult: (v) => v === 503, ...constant100 }),
+    );
+    const call = p.execute(
+      () => {
+        attempts += 1;
+        return 503;
+      },
+      { clock },
+    );
+    await clock.runAll();
+    expect(await call).toBe("cached");
+    expect(attempts).toBe(3);
+    expect(heard).toEqual([{ isValue: true, value: 503 }]);
   });
 
   it("a success on a retry goes through untouched", async () => {

@@ -1,6 +1,7 @@
 /**
  * The fallback step (Polly's fallback, cockatiel's `fallback`): a value instead of an error that `when`
- * matches. Outside a retry step it answers when retries are spent; inside, for each failed attempt.
+ * matches, or of a value that `whenResult` refuses. Outside a retry step it answers when retries are
+ * spent; inside, for each failed attempt.
  */
 import { unwrapPermanent as unwrap } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
@@ -10,7 +11,7 @@ import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
 import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "../policy/matcher.js";
 
-export interface FallbackOptions {
+export interface FallbackOptions<V = unknown> {
   /**
    * Which errors it answers for (a class, a name or code, a list, a predicate), tested on the error as
    * the caller would see it (a `PermanentError`'s cause). Default: every error. Never the caller's own
@@ -18,38 +19,54 @@ export interface FallbackOptions {
    * answer with a promise, which is awaited; one that throws or rejects ends the step with that error.
    */
   when?: RetryMatcher;
-  /** Called as it answers in place of an error; the `fallback` event's short form. */
+  /**
+   * Which values it answers for in place of (an HTTP 503 answered as a value, say). Default: none, every
+   * value passes through. A promise is awaited; a predicate that throws or rejects ends the step with
+   * that error, as `when` does.
+   */
+  whenResult?: (value: V) => boolean | PromiseLike<boolean>;
+  /** Called as it answers in place of an error or a refused value; the `fallback` event's short form. */
   onFallback?: (event: FallbackEvent) => void;
   /** Receives what `onFallback` or a listener threw (or rejected with). Default: one warning line. */
   onCallbackError?: CallbackErrorHandler;
 }
 
-/** What the `fallback` event receives. */
-export interface FallbackEvent {
-  /** The error it answers in place of (a `PermanentError`'s cause). */
-  readonly error: unknown;
-}
+/**
+ * What it answers in place of, as the `fallback` event and a fallback function receive it: an error
+ * (`isValue: false`; a `PermanentError`'s cause), or a value `whenResult` refused (`isValue: true`).
+ */
+export type FallbackEvent =
+  | { readonly isValue: false; readonly error: unknown; readonly value?: undefined }
+  | { readonly isValue: true; readonly value: unknown; readonly error?: undefined };
 
 export interface FallbackEvents extends Record<string, unknown> {
   fallback: FallbackEvent;
 }
 
 /**
- * A fallback value, or a function making it from the error (and the context). A function is always
- * called: to answer with a function, return it from one (`() => fn`).
+ * A fallback value, or a function making it from what it answers in place of: `outcome` is the error (a
+ * `PermanentError`'s cause) or the refused value; `what` tells which (the `fallback` event's payload). A
+ * function is always called: to answer with a function, return it from one (`() => fn`).
  */
-export type FallbackValue<R> = R | ((error: unknown, context: ExecutionContext) => R | PromiseLike<R>);
+export type FallbackValue<R> =
+  | R
+  | ((outcome: unknown, context: ExecutionContext, what: FallbackEvent) => R | PromiseLike<R>);
 
 export class FallbackStep<R = unknown> implements Step {
   readonly #value: FallbackValue<R>;
   readonly #when: ((error: unknown) => MatchAnswer) | undefined;
+  readonly #whenResult: ((value: unknown) => boolean | PromiseLike<boolean>) | undefined;
   readonly #events: Events<FallbackEvents>;
 
-  constructor(value: FallbackValue<R>, options?: FallbackOptions) {
-    knownKeys("steps.fallback", options, ["when", "onFallback", "onCallbackError"]);
+  constructor(value: FallbackValue<R>, options?: FallbackOptions<never>) {
+    knownKeys("steps.fallback", options, ["when", "whenResult", "onFallback", "onCallbackError"]);
     this.#value = value;
     this.#when =
       options?.when === undefined ? undefined : compileRetryMatcher("steps.fallback: when", options.when);
+    optionalFunction("steps.fallback: whenResult", options?.whenResult);
+    this.#whenResult = options?.whenResult as
+      | ((value: unknown) => boolean | PromiseLike<boolean>)
+      | undefined;
     optionalFunction("steps.fallback: onFallback", options?.onFallback);
     optionalFunction("steps.fallback: onCallbackError", options?.onCallbackError);
     this.#events = new Events<FallbackEvents>(options?.onCallbackError ?? warnOnce);
@@ -89,9 +106,29 @@ export class FallbackStep<R = unknown> implements Step {
       unhook();
       out.reject(error);
     };
+    const whenResult = this.#whenResult;
     invoke(
       () => next(scope),
-      resolve,
+      whenResult === undefined
+        ? resolve
+        : (value) => {
+            if (done) return;
+            let refused: boolean | PromiseLike<boolean>;
+            try {
+              refused = whenResult(value);
+            } catch (broken) {
+              // A `whenResult` predicate that throws: that is the outcome, as with `when`.
+              reject(broken);
+              return;
+            }
+            const judged = (answer: unknown) => {
+              if (done) return;
+              if (answer) this.#fallBack({ isValue: true, value }, value, scope, resolve, reject);
+              else resolve(value);
+            };
+            if (!isThenable(refused)) judged(refused);
+            else settleWith(refused, judged, reject);
+          },
       (thrown) => {
         if (done) return;
         const error = unwrap(thrown);
@@ -134,11 +171,29 @@ export class FallbackStep<R = unknown> implements Step {
       reject(thrown);
       return;
     }
-    if (this.#events.has("fallback")) this.#events.emit("fallback", { error });
+    this.#fallBack({ isValue: false, error }, error, scope, resolve, reject);
+  }
+
+  /** Answers in place of `outcome` (an error or a refused value, as `what` tells). */
+  #fallBack<T>(
+    what: FallbackEvent,
+    outcome: unknown,
+    scope: ExecutionContext,
+    resolve: (value: T) => void,
+    reject: (error: unknown) => void,
+  ): void {
+    if (this.#events.has("fallback")) this.#events.emit("fallback", what);
     const value = this.#value;
     invoke<T>(
       typeof value === "function"
-        ? () => (value as (error: unknown, context: ExecutionContext) => T | PromiseLike<T>)(error, scope)
+        ? () =>
+            (
+              value as (
+                outcome: unknown,
+                context: ExecutionContext,
+                what: FallbackEvent,
+              ) => T | PromiseLike<T>
+            )(outcome, scope, what)
         : () => value as unknown as T | PromiseLike<T>,
       resolve,
       reject,
@@ -147,13 +202,18 @@ export class FallbackStep<R = unknown> implements Step {
 }
 
 /**
- * A fallback step: `value` (or `value(error, context)`'s result, which may be a promise) instead of an
- * error that `when` matches; if the function throws or rejects, that error is the outcome. A function is
- * always called: to answer with a function itself, wrap it, `steps.fallback(() => fn)`.
+ * A fallback step: `value` (or `value(outcome, context, what)`'s result, which may be a promise) instead
+ * of an error that `when` matches or a value that `whenResult` refuses; if the function throws or
+ * rejects, that error is the outcome. A function is always called: to answer with a function itself,
+ * wrap it, `steps.fallback(() => fn)`.
  *
  * @example
  * const p = pipeline(steps.fallback([], { when: TimeoutError }), steps.retry({ maxRetries: 2 }), steps.timeout(1000));
+ * const cached = pipeline(steps.fallback("cached", { whenResult: (res: Response) => res.status === 503 }));
  */
-export function fallbackStep<R>(value: FallbackValue<R>, options?: FallbackOptions): FallbackStep<R> {
-  return new FallbackStep(value, options);
+export function fallbackStep<R, V = unknown>(
+  value: FallbackValue<R>,
+  options?: FallbackOptions<V>,
+): FallbackStep<R> {
+  return new FallbackStep(value, options as FallbackOptions<never>);
 }
