@@ -206,6 +206,36 @@ describe("span events", () => {
     ]);
   });
 
+  it("numbers each attempt's span event as onAttempt numbers the attempt, and keeps onAttempt", async () => {
+    const { meter } = recordingMeter();
+    const { events, trace } = recordingTrace();
+    const telemetry = openTelemetry({ meter, trace });
+    const clock = new VirtualClock();
+    const begun: number[] = [];
+    let calls = 0;
+    await drive(
+      clock,
+      retry(
+        () => {
+          calls += 1;
+          if (calls < 3) throw new Error("down");
+          return "up";
+        },
+        telemetry.instrument({
+          clock,
+          backoff: backoff.constant({ base: 100 }),
+          jitter: jitter.none(),
+          onAttempt: ({ attempt }) => begun.push(attempt),
+        }),
+      ),
+    );
+    const ended = events
+      .filter(([name]) => name === "robustly.attempt")
+      .map(([, a]) => a?.["robustly.attempt"]);
+    expect(begun).toEqual([1, 2, 3]);
+    expect(ended).toEqual(begun);
+  });
+
   it("adds a breaker's transitions to the active span while observed", async () => {
     const { meter } = recordingMeter();
     const { events, trace } = recordingTrace();

@@ -21,7 +21,7 @@ export interface TelemetryOptions {
   attributes?: Attributes;
   /**
    * The application's `trace` (`import { trace } from "@opentelemetry/api"`): with it, each attempt's
-   * outcome, each retry with its delay, a give-up with its reason, and a breaker's transitions are also
+   * outcome (with `robustly.attempt`, numbered as `onAttempt` numbers it), each retry with its delay, a give-up with its reason, and a breaker's transitions are also
    * added as events to the span active when they happen (`robustly.attempt`, `robustly.retry`,
    * `robustly.give_up`, `robustly.breaker.transition`), as Polly and resilience4j users expect.
    */
@@ -77,9 +77,11 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
         ...given,
         onSuccess: (value: T, stats: RetryStats) => {
           attempts.add(1, { ...base, "robustly.outcome": "success" });
+          // `robustly.attempt` numbers the attempt as `onAttempt` and the `attempt` event do (1-based).
           spanEvent("robustly.attempt", {
             ...base,
             "robustly.outcome": "success",
+            "robustly.attempt": stats.attempts,
             "robustly.attempts": stats.attempts,
           });
           onSuccess?.(value, stats);
@@ -87,7 +89,13 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
         onError: (error: unknown, count: number) => {
           const outcome = error instanceof TimeoutError ? "timeout" : "failure";
           attempts.add(1, { ...base, "robustly.outcome": outcome });
-          spanEvent("robustly.attempt", { ...base, "robustly.outcome": outcome, "robustly.retries": count });
+          // `count` is the retries before the failed attempt: its number is one more.
+          spanEvent("robustly.attempt", {
+            ...base,
+            "robustly.outcome": outcome,
+            "robustly.attempt": count + 1,
+            "robustly.retries": count,
+          });
           onError?.(error, count);
         },
         onRetry: (event) => {
