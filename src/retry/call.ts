@@ -48,6 +48,8 @@ export class RetryCall<T> {
   #sleptFrom: number | undefined;
   /** Sleeping the first delay, before any attempt (`delayFirstAttempt`). */
   #waitingFirst = false;
+  /** `onAttempt` and the `attempt` event are being told of the next attempt, which has not started yet. */
+  #announcing = false;
   /** Retries `shouldConsumeRetry` made free. */
   #free = 0;
   /** The caller's frames, captured at the first failure when the call is made at a pipeline's edge. */
@@ -152,7 +154,10 @@ export class RetryCall<T> {
     const budget = this.#options.budget;
     const claim = budget === undefined ? undefined : { budget, inner: false };
     const retriesLeft = this.#state?.retriesLeft() ?? this.#step.maxRetries;
+    // While `onAttempt` runs, the attempt has not started: an abort from it counts only those before.
+    this.#announcing = true;
     this.#step.attempting(retries + 1, retries, retriesLeft, elapsed);
+    this.#announcing = false;
     // A callback may have aborted the caller's signal, which ended the call.
     if (this.#done) return;
     const attempt = this.#scope.child({ attempt: retries + 1, retries, retriesLeft, elapsed, claim });
@@ -354,7 +359,7 @@ export class RetryCall<T> {
     // The attempt's scope aborts with this one, right after.
     this.#attempt = undefined;
     this.#finish();
-    this.#giveUpAborted(this.#waitingFirst ? 0 : this.#retries + 1);
+    this.#giveUpAborted(this.#waitingFirst ? 0 : this.#retries + (this.#announcing ? 0 : 1));
   };
 
   #giveUpAborted(attempts: number): void {

@@ -7,6 +7,7 @@ import {
   backoff,
   delays,
   fromConfig,
+  type GiveUpEvent,
   jitter,
   MAX_TIMER_DELAY,
   OptionError,
@@ -427,5 +428,38 @@ describe("tenacity's before: onAttempt and the attempt event, before each attemp
     );
     expect(calls).toBe(1);
     expect((result as { error: Error }).error.message).toBe("enough");
+  });
+
+  it("the give-up after an onAttempt abort counts only the attempts that started", async () => {
+    for (const stopAt of [1, 2, 3]) {
+      const clock = new VirtualClock();
+      const controller = new AbortController();
+      let calls = 0;
+      const gaveUp: GiveUpEvent[] = [];
+      await drive(
+        clock,
+        retry(
+          () => {
+            calls += 1;
+            throw new Error("down");
+          },
+          {
+            clock,
+            signal: controller.signal,
+            maxRetries: 5,
+            backoff: backoff.constant({ base: 100 }),
+            jitter: jitter.none(),
+            onAttempt: ({ attempt }) => {
+              if (attempt === stopAt) controller.abort(new Error("enough"));
+            },
+            onGiveUp: (event) => gaveUp.push(event),
+          },
+        ),
+      );
+      expect(calls).toBe(stopAt - 1);
+      expect(gaveUp.map(({ reason, attempts }) => ({ reason, attempts }))).toEqual([
+        { reason: "aborted", attempts: stopAt - 1 },
+      ]);
+    }
   });
 });
