@@ -1,4 +1,6 @@
-// Type tests: `npm run typecheck` checks these; a wrong public type fails the build.
+// Type tests: vitest type-checks this file (typecheck in vitest.config.ts), and so does `npm run typecheck`:
+// a wrong public type fails `npm test`.
+import { metrics } from "@opentelemetry/api";
 import {
   type AttemptContext,
   type Backoff,
@@ -12,6 +14,7 @@ import {
   retry,
   wrap,
 } from "robustly";
+import { openTelemetry } from "robustly/telemetry";
 import { type Random, VirtualClock } from "robustly/testing";
 import { describe, expectTypeOf, it } from "vitest";
 
@@ -37,6 +40,39 @@ describe("public types", () => {
     // @ts-expect-error: unknown options do not compile either
     const bad: RetryOptions = { maxRetrys: 3 };
     void bad;
+  });
+
+  it("retryOnResult and the callbacks infer the operation's value without an annotation", () => {
+    void retry(async () => 42, {
+      retryOnResult: (n) => {
+        expectTypeOf(n).toEqualTypeOf<number>();
+        return n > 40;
+      },
+      onSuccess: (n) => expectTypeOf(n).toEqualTypeOf<number>(),
+    });
+    void retry(() => "sync", { maxRetries: 2, retryOnResult: async (s) => s.length === 0 });
+    const wrapped = wrap(async (_ctx, id: string) => ({ id }), {
+      retryOnResult: (user) => {
+        expectTypeOf(user).toEqualTypeOf<{ id: string }>();
+        return user.id === "";
+      },
+    });
+    void wrapped;
+    // @ts-expect-error: a check written for another type is refused, not taken as the operation's type
+    void retry(async () => 42, { retryOnResult: (s: string) => s === "" });
+  });
+
+  it("telemetry's instrument keeps the operation's value type", () => {
+    const telemetry = openTelemetry({ meter: metrics.getMeter("types") });
+    void retry(
+      async () => 42,
+      telemetry.instrument({
+        retryOnResult: (n) => {
+          expectTypeOf(n).toEqualTypeOf<number>();
+          return n > 40;
+        },
+      }),
+    );
   });
 
   it("strategies and custom strategies share one shape", () => {
