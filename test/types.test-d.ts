@@ -1,6 +1,6 @@
 // Type tests: vitest type-checks this file (typecheck in vitest.config.ts), and so does `npm run typecheck`:
 // a wrong public type fails `npm test`.
-import { metrics } from "@opentelemetry/api";
+import { type Attributes, type Meter, metrics, type trace } from "@opentelemetry/api";
 import {
   type AttemptContext,
   type Backoff,
@@ -14,7 +14,12 @@ import {
   retry,
   wrap,
 } from "robustly";
-import { openTelemetry } from "robustly/telemetry";
+import {
+  type AttributesLike,
+  type MeterLike,
+  openTelemetry,
+  type TelemetryOptions,
+} from "robustly/telemetry";
 import { type Random, VirtualClock } from "robustly/testing";
 import { describe, expectTypeOf, it } from "vitest";
 
@@ -73,6 +78,13 @@ describe("public types", () => {
         },
       }),
     );
+  });
+
+  it("telemetry takes OpenTelemetry's own Meter and trace, though its types do not import them", () => {
+    expectTypeOf<Meter>().toExtend<MeterLike>();
+    expectTypeOf<typeof trace>().toExtend<NonNullable<TelemetryOptions["trace"]>>();
+    const labels: AttributesLike = {} as Attributes;
+    void labels;
   });
 
   it("strategies and custom strategies share one shape", () => {

@@ -114,14 +114,7 @@ export async function runPlot(
       "total delays of six common retry strategies, drawn from this library's strategies. Times are in " +
       "seconds.";
   }
-  const { vega, vegaLite } = await load().catch((cause: unknown) => {
-    throw new Error(
-      "robustly plot needs the optional packages vega and vega-lite: npm install vega vega-lite",
-      {
-        cause,
-      },
-    );
-  });
+  const { vega, vegaLite } = await load("robustly plot");
   const force = v.force === true;
   await outDir(dir, "robustly plot");
   const paths = [...charts.map((chart) => join(dir, chart.file)), join(dir, "index.html")];

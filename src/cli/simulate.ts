@@ -241,13 +241,7 @@ export async function runSimulate(
   }
   // Check before a long run that --report can be written.
   const reporting = report === undefined ? undefined : await import("./report.js");
-  if (reporting !== undefined) {
-    try {
-      await reporting.load();
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
-  }
+  if (reporting !== undefined) await reporting.load("--report");
   const bar = progressBar();
   const result = simulate({
     ...options,
