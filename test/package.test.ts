@@ -62,6 +62,13 @@ describe("the published package", () => {
     }
   });
 
+  it("builds dist/ in prepare, the one script npm runs when it installs the package from git", () => {
+    // npm pack and npm publish run it too (the tarball test below packs with it); prepack is not run
+    // for an install from git.
+    expect(pkg.scripts.prepare).toBe("npm run build");
+    expect(pkg.scripts.prepack).toBeUndefined();
+  });
+
   it("is MIT-licensed, with the license text beside it", () => {
     expect(pkg.license).toBe("MIT");
     const license = readFileSync(join(root, "LICENSE"), "utf8");
@@ -149,7 +156,7 @@ describe("the packed tarball, installed into a fresh project", () => {
         encoding: "utf8",
         stdio: ["ignore", "pipe", "pipe"],
       });
-    // With its scripts, as `npm publish` and an install from git pack it: prepack builds dist/ afresh.
+    // With its scripts, as `npm publish` and an install from git pack it: prepare builds dist/ afresh.
     packed = JSON.parse(npm(["pack", root, "--json"])) as Packed[];
     const tarball = join(project, (packed[0] as Packed).filename);
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }));
@@ -162,7 +169,7 @@ describe("the packed tarball, installed into a fresh project", () => {
   it("holds the license, the sources and a dist/ built from exactly those sources", () => {
     const files = (packed[0] as Packed).files.map((f) => f.path);
     expect(files).toEqual(expect.arrayContaining(["LICENSE", "package.json", "README.md", "dist/index.js"]));
-    // Every compiled module has its source: prepack empties dist/ before building it.
+    // Every compiled module has its source: the build empties dist/ first.
     const sources = new Set(files.filter((f) => f.startsWith("src/")).map((f) => f.replace(/\.ts$/, "")));
     const orphans = files
       .filter((f) => f.startsWith("dist/") && f.endsWith(".js"))
