@@ -16,8 +16,6 @@ export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     exclude: ["**/node_modules/**"],
-    // The public types' tests (expectTypeOf, @ts-expect-error) are checked by tsc, not run.
-    typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
     testTimeout: 30_000,
     // One test file at a time: the real-time tests (a real server paused with SIGSTOP, commands killed on
     // timeouts, a browser) measure what happens within seconds;

@@ -1,5 +1,6 @@
-// Type tests: vitest type-checks this file (typecheck in vitest.config.ts), and so does `npm run typecheck`:
-// a wrong public type fails `npm test`.
+// Type tests: what expectTypeOf and @ts-expect-error assert holds only if this file type-checks, so the last
+// test runs tsc on it (vitest's own typecheck mode would print an "experimental" warning on every run).
+import { fileURLToPath } from "node:url";
 import { type Attributes, type Meter, metrics, type trace } from "@opentelemetry/api";
 import {
   type AttemptContext,
@@ -21,7 +22,8 @@ import {
   type TelemetryOptions,
 } from "robustly/telemetry";
 import { type Random, VirtualClock } from "robustly/testing";
-import { describe, expectTypeOf, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { typeCheckFiles } from "./support/blocks.js";
 
 describe("public types", () => {
   it("retry infers the operation's value, sync or async", () => {
@@ -99,4 +101,8 @@ describe("public types", () => {
   it("VirtualClock is a Clock", () => {
     expectTypeOf(new VirtualClock()).toMatchTypeOf<NonNullable<RetryOptions["clock"]>>();
   });
+
+  it("this file type-checks, so every assertion above holds", () => {
+    expect(typeCheckFiles([fileURLToPath(import.meta.url)])).toEqual({ output: "", status: 0 });
+  }, 120_000);
 });
