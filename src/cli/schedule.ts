@@ -8,7 +8,7 @@ import type { Backoff } from "../backoff/types.js";
 import { toJitter } from "../jitter/common.js";
 import { jitter as jitters } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
-import type { RetryOptions } from "../policy/options.js";
+import { DEFAULTS, type RetryOptions } from "../policy/options.js";
 import { delays } from "../retry/delays.js";
 import { integer, list, parseCommand } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
@@ -45,7 +45,9 @@ export interface ScheduleRow {
  * randomness is drawn exactly as `delays` draws it.
  */
 export function schedule(options: RetryOptions, count: number): ScheduleRow[] {
-  const inner = toBackoff(options.backoff ?? backoffs.exponential({ base: 1000, max: 30_000 }));
+  const inner = toBackoff(
+    options.backoff ?? backoffs.exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax }),
+  );
   const innerJitter = toJitter(options.jitter ?? jitters.full());
   let raw: number | null = null;
   let usedX = 0;
