@@ -59,6 +59,13 @@ describe("README.md", () => {
     expect(first?.code).toBe("npm ci && npm run robustly -- simulate\nnpm test\n");
   });
 
+  it("writes no count of strategies, policies or scenarios in words: the code's tables say how many", () => {
+    const words = "two|three|four|five|six|seven|eight|nine|ten|eleven|twelve";
+    const counts = new RegExp(`\\b(${words})\\s+(\\w+\\s+)?(strateg|polic|scenario)\\w*`, "gi");
+    const prose = readFileSync(join(root, "README.md"), "utf8").replace(/```[\s\S]*?```/g, "");
+    expect([...prose.matchAll(counts)].map((m) => m[0])).toEqual([]);
+  });
+
   it("runs only npm scripts that package.json defines", () => {
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
       scripts: Record<string, string>;

@@ -22,7 +22,7 @@ function version(): string {
 
 const COMMANDS = {
   simulate: "compare retry strategies against a simulated struggling server (virtual time)",
-  schedule: "show the delays a retry policy sleeps, and the total delays of six common strategies",
+  schedule: "show the delays a retry policy sleeps, and the total delays of common strategies",
   run: "run a command and retry it by a policy when it fails",
   plot: "draw every backoff and jitter strategy, or a policy's delays (SVG and an HTML page)",
   serve: "run a slow-under-load server over HTTP on 127.0.0.1",

@@ -31,7 +31,7 @@ Without policy flags, writes these figures:
   overload-delays.svg       the two delay curves of an overload experiment's client (exponential backoff
                             with Jitter 0.1) by attempt number;
   overload-delays-log.svg   the same on a log scale
-  total-delays.svg          six common strategies' total delays against max retries 1, 3, 5, 10, 20 (log scale)
+  total-delays.svg          common strategies' total delays against max retries 1, 3, 5, 10, 20 (log scale)
 With policy flags (any but --seed), writes policy.svg: that policy's raw backoff and final delay, red
 where the jitter changed the delay. Either way writes index.html, and prints the paths written.
 
