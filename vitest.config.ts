@@ -15,13 +15,11 @@ export default defineConfig({
   },
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    exclude: process.env.ROBUSTLY_NESTED
-      ? ["test/readme.test.ts", "**/node_modules/**"]
-      : ["**/node_modules/**"],
+    exclude: ["**/node_modules/**"],
     testTimeout: 30_000,
     // One test file at a time: the real-time tests (a real server paused with SIGSTOP, commands killed on
-    // timeouts, a browser) measure what happens within seconds, and the README's test runs the whole suite
-    // again in a fresh copy; run side by side on a two-core machine they would starve each other.
+    // timeouts, a browser) measure what happens within seconds;
+    // run side by side on a two-core machine they would starve each other.
     fileParallelism: false,
   },
 });

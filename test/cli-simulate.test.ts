@@ -23,7 +23,7 @@ describe("robustly simulate", () => {
       "--clients",
       "1000",
       "--duration",
-      "120",
+      "120s",
     );
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
@@ -99,7 +99,7 @@ describe("robustly simulate", () => {
       [["simulate", "--clients", "ten"], 'robustly: --clients must be an integer in [1, 100000]; got "ten"'],
       [
         ["simulate", "--outage", "20"],
-        'robustly: --outage must be START:LENGTH (e.g. 20:30, in s) or none; got "20"',
+        'robustly: --outage must be START:LENGTH (e.g. 20s:30s) or none; got "20"',
       ],
       [
         ["simulate", "--duration", "5 minutes"],

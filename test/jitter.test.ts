@@ -389,7 +389,9 @@ describe("jitter.decorrelatedPolly: Polly's decorrelated jitter V2, cockatiel's 
         { backoff: uncapped, jitter: jitter.decorrelatedPolly(), random: seededRandom(seed) },
         10,
       );
-      values.forEach((value, x) => columns[x]?.push(value));
+      values.forEach((value, x) => {
+        columns[x]?.push(value);
+      });
     }
     const medians = columns.map((column) => column.sort((p, q) => p - q)[column.length >> 1] as number);
     // The first median is near base (Polly calls base the "median first retry delay").

@@ -345,7 +345,7 @@ describe("the command line", () => {
     );
     expect(() => serveOptions(["--factor", "0.5"])).toThrow(/--factor/);
     expect(() => serveOptions(["--tick", "0"])).toThrow(/--tick/);
-    expect(loadOptions(["--strategy", "exponential", "--think", "2", "--timeout", "300"])).toMatchObject({
+    expect(loadOptions(["--strategy", "exponential", "--think", "2s", "--timeout", "300"])).toMatchObject({
       options: { strategy: "exponential", think: 2000, timeout: 300 },
       interval: 5000,
       duration: undefined,

@@ -3,7 +3,8 @@
 //   resolve through the test aliases; each block asserts its own claims. They are type-checked too.
 // - ```sh blocks run for real, command by command, in a copy of the repository that has neither
 //   node_modules nor dist, as on a fresh clone. Lines starting with `#>` under a command are its
-//   expected output. ROBUSTLY_NESTED=1 keeps the nested `npm test` from running this file again.
+//   expected output. `npm test` is the run this file is part of: there it runs its pretest and the test
+//   runner on one small test file, so the command is checked without running the whole suite twice.
 // A block in any other language (or none) fails the test.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -60,6 +61,24 @@ describe("README.md", () => {
     expect(first?.code).toBe("npm ci && npm run robustly -- simulate\nnpm test\n");
   });
 
+  it("writes no count of strategies, policies or scenarios in words: the code's tables say how many", () => {
+    const words = "two|three|four|five|six|seven|eight|nine|ten|eleven|twelve";
+    const counts = new RegExp(`\\b(${words})\\s+(\\w+\\s+)?(strateg|polic|scenario)\\w*`, "gi");
+    const prose = readFileSync(join(root, "README.md"), "utf8").replace(/```[\s\S]*?```/g, "");
+    expect([...prose.matchAll(counts)].map((m) => m[0])).toEqual([]);
+  });
+
+  it("runs only npm scripts that package.json defines", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    const named = shBlocks.flatMap((block) =>
+      shellCommands(block).flatMap(({ command }) => npmScripts(command)),
+    );
+    expect(named).toContain("test");
+    expect(named.filter((name) => !(name in pkg.scripts))).toEqual([]);
+  });
+
   it.each(tsBlocks.map((b) => [b.line, b] as const))("the TypeScript block at line %i runs", (_line, block) =>
     runBlock(blocksDir, block),
   );
@@ -77,7 +96,7 @@ describe("README.md", () => {
           for (const { command, expected, line } of shellCommands(block)) {
             const run = spawnSync("bash", ["-c", forTest(command)], {
               cwd: copy,
-              env: nestedEnv(),
+              env: userEnv(),
               encoding: "utf8",
               maxBuffer: 64 * 1024 * 1024,
             });
@@ -94,9 +113,24 @@ describe("README.md", () => {
   );
 });
 
-/** `npm ci` as the test runs it: from the local cache where it can, without the audit and funding notes. */
+/** The npm scripts a command line runs: `npm test`, `npm run NAME`, `npm run --silent NAME`. */
+function npmScripts(command: string): string[] {
+  return [...command.matchAll(/\bnpm (?:test\b|t\b|run(?: --?[\w-]+)* ([\w:-]+))/g)].map(
+    (m) => m[1] ?? "test",
+  );
+}
+
+/** One small test file, which the README's `npm test` runs here instead of the whole suite. */
+const ONE_TEST_FILE = "test/test-tools.test.ts";
+
+/**
+ * A command as the test runs it: `npm ci` from the local cache where it can, without the audit and funding
+ * notes; `npm test` (this very run) on one test file.
+ */
 function forTest(command: string): string {
-  return command.replace(/\bnpm ci\b/g, "npm ci --prefer-offline --no-audit --no-fund");
+  return command
+    .replace(/\bnpm ci\b/g, "npm ci --prefer-offline --no-audit --no-fund")
+    .replace(/\bnpm test\s*$/, `npm test -- ${ONE_TEST_FILE}`);
 }
 
 /** The files a fresh clone would have: the tracked ones and the new ones git does not ignore. */
@@ -115,9 +149,4 @@ function freshCopy(): string {
   }
   expect(existsSync(join(copy, "node_modules"))).toBe(false);
   return copy;
-}
-
-/** The environment of a user's shell, plus ROBUSTLY_NESTED. */
-function nestedEnv(): NodeJS.ProcessEnv {
-  return { ...userEnv(), ROBUSTLY_NESTED: "1" };
 }

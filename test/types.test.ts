@@ -1,4 +1,7 @@
-// Type tests: `npm run typecheck` checks these; a wrong public type fails the build.
+// Type tests: what expectTypeOf and @ts-expect-error assert holds only if this file type-checks, so the last
+// test runs tsc on it (vitest's own typecheck mode would print an "experimental" warning on every run).
+import { fileURLToPath } from "node:url";
+import { type Attributes, type Meter, metrics, type trace } from "@opentelemetry/api";
 import {
   type AttemptContext,
   type Backoff,
@@ -12,8 +15,15 @@ import {
   retry,
   wrap,
 } from "robustly";
+import {
+  type AttributesLike,
+  type MeterLike,
+  openTelemetry,
+  type TelemetryOptions,
+} from "robustly/telemetry";
 import { type Random, VirtualClock } from "robustly/testing";
-import { describe, expectTypeOf, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { typeCheckFiles } from "./support/blocks.js";
 
 describe("public types", () => {
   it("retry infers the operation's value, sync or async", () => {
@@ -39,6 +49,46 @@ describe("public types", () => {
     void bad;
   });
 
+  it("retryOnResult and the callbacks infer the operation's value without an annotation", () => {
+    void retry(async () => 42, {
+      retryOnResult: (n) => {
+        expectTypeOf(n).toEqualTypeOf<number>();
+        return n > 40;
+      },
+      onSuccess: (n) => expectTypeOf(n).toEqualTypeOf<number>(),
+    });
+    void retry(() => "sync", { maxRetries: 2, retryOnResult: async (s) => s.length === 0 });
+    const wrapped = wrap(async (_ctx, id: string) => ({ id }), {
+      retryOnResult: (user) => {
+        expectTypeOf(user).toEqualTypeOf<{ id: string }>();
+        return user.id === "";
+      },
+    });
+    void wrapped;
+    // @ts-expect-error: a check written for another type is refused, not taken as the operation's type
+    void retry(async () => 42, { retryOnResult: (s: string) => s === "" });
+  });
+
+  it("telemetry's instrument keeps the operation's value type", () => {
+    const telemetry = openTelemetry({ meter: metrics.getMeter("types") });
+    void retry(
+      async () => 42,
+      telemetry.instrument({
+        retryOnResult: (n) => {
+          expectTypeOf(n).toEqualTypeOf<number>();
+          return n > 40;
+        },
+      }),
+    );
+  });
+
+  it("telemetry takes OpenTelemetry's own Meter and trace, though its types do not import them", () => {
+    expectTypeOf<Meter>().toExtend<MeterLike>();
+    expectTypeOf<typeof trace>().toExtend<NonNullable<TelemetryOptions["trace"]>>();
+    const labels: AttributesLike = {} as Attributes;
+    void labels;
+  });
+
   it("strategies and custom strategies share one shape", () => {
     expectTypeOf(backoff.exponential()).toEqualTypeOf<Backoff>();
     expectTypeOf(jitter.full()).toEqualTypeOf<Jitter>();
@@ -51,4 +101,8 @@ describe("public types", () => {
   it("VirtualClock is a Clock", () => {
     expectTypeOf(new VirtualClock()).toMatchTypeOf<NonNullable<RetryOptions["clock"]>>();
   });
+
+  it("this file type-checks, so every assertion above holds", () => {
+    expect(typeCheckFiles([fileURLToPath(import.meta.url)])).toEqual({ output: "", status: 0 });
+  }, 120_000);
 });

@@ -13,14 +13,14 @@ export class UsageError extends Error {
 }
 
 /**
- * A duration in ms from "1.5s", "200ms", "2m", "1h", or a bare number in `bareUnit` ("ms" or "s"): the
- * parser config files use too.
+ * A duration in ms from "1.5s", "200ms", "2m", "1h", or a bare number of ms: the parser config files use
+ * too, the same for every flag.
  */
-export function duration(flag: string, text: string, bareUnit: "ms" | "s" = "ms"): number {
-  const ms = parseDuration(text, bareUnit);
+export function duration(flag: string, text: string): number {
+  const ms = parseDuration(text);
   if (ms === undefined) {
     throw new UsageError(
-      `--${flag} must be a duration such as 1.5s, 200ms or 2m (a bare number is in ${bareUnit}); got "${text}"`,
+      `--${flag} must be a duration such as 1.5s, 200ms or 2m (a bare number is in ms); got "${text}"`,
     );
   }
   return ms;
@@ -53,12 +53,28 @@ export function list<T>(flag: string, text: string, item: (part: string) => T): 
   return parts.map(item);
 }
 
-/** One of `allowed`, or a UsageError listing them. */
+/** A name as the command line shows it: kebab-case ("decorrelatedAws" is "decorrelated-aws"). */
+export const kebabName = (name: string): string => kebab(camel(name));
+
+/**
+ * Which of `allowed` `text` names, written in kebab-case or in camelCase; or a UsageError listing them
+ * in kebab-case, with the nearest one when there is one.
+ */
+export function named<T extends string>(
+  text: string,
+  allowed: readonly T[],
+  refuse: (hint: string) => string,
+): T {
+  const wanted = kebabName(text.trim());
+  const found = allowed.find((name) => kebabName(name) === wanted);
+  if (found !== undefined) return found;
+  const hint = suggestion(wanted, allowed.map(kebabName));
+  throw new UsageError(`${refuse(allowed.map(kebabName).join(", "))}${hint === undefined ? "" : ` ${hint}`}`);
+}
+
+/** One of `allowed` (kebab-case or camelCase), or a UsageError listing them, with "did you mean". */
 export function oneOf<T extends string>(flag: string, text: string, allowed: readonly T[]): T {
-  if (!(allowed as readonly string[]).includes(text)) {
-    throw new UsageError(`--${flag} must be one of ${allowed.join(", ")}; got "${text}"`);
-  }
-  return text as T;
+  return named(text, allowed, (list) => `--${flag} must be one of ${list}; got "${text}".`);
 }
 
 /**
@@ -70,12 +86,38 @@ export function parseCommand<T extends ParseArgsConfig>(
   config: T,
 ): ReturnType<typeof parseArgs<T>> {
   try {
-    return parseArgs(config);
+    const args = joinNegatives(config.args ?? [], config.options ?? {});
+    return parseArgs({ ...config, args }) as ReturnType<typeof parseArgs<T>>;
   } catch (error) {
     throw new UsageError(
       `${describeError(error, Object.keys(config.options ?? {}))}\n\nRun robustly ${command} --help for the options.`,
     );
   }
+}
+
+/** A value that starts with "-" but is a number or a duration ("-1", "-0.5", "-1s"), not a flag. */
+const NEGATIVE = /^-(\d|\.\d)/;
+
+/**
+ * `--max-retries -1` as `--max-retries=-1`: parseArgs takes "-1" for a flag, so a negative value that
+ * follows a flag which takes a value is joined to it.
+ */
+function joinNegatives(args: readonly string[], options: ParseArgsConfig["options"] & object): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i] as string;
+    if (arg === "--") {
+      out.push(...args.slice(i));
+      break;
+    }
+    const next = args[i + 1];
+    const option = arg.startsWith("--") && !arg.includes("=") ? options[arg.slice(2)] : undefined;
+    if (option?.type === "string" && next !== undefined && NEGATIVE.test(next)) {
+      out.push(`${arg}=${next}`);
+      i += 1;
+    } else out.push(arg);
+  }
+  return out;
 }
 
 const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());

@@ -27,13 +27,15 @@ export const LOAD_HELP = `robustly load: clients that think, call and retry with
 
 Usage: robustly load [options]
 
+Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms.
+
   --url URL        the server, on a loopback address (default http://127.0.0.1:8070/)
   --clients N      clients, 1 to ${MAX_CLIENTS} (default 1000)
   --strategy NAME  retry policy (default fixed): ${STRATEGY_NAMES.join(", ")}
-  --think D        mean think time between a client's requests (bare numbers in s; default 10s)
-  --timeout D      per-attempt timeout (bare numbers in ms; default 2s)
-  --duration D     stop after this long (bare numbers in s; default: run until SIGINT or SIGTERM)
-  --interval D     how often to print the rates (bare numbers in s; default 5s)
+  --think D        mean think time between a client's requests (default 10s)
+  --timeout D      per-attempt timeout (default 2s)
+  --duration D     stop after this long (default: run until SIGINT or SIGTERM)
+  --interval D     how often to print the rates (default 5s)
   -h, --help       this help
 
 Strategies:
@@ -341,7 +343,7 @@ export function loadOptions(argv: readonly string[]): {
     options.think = within(
       "think",
       v.think,
-      duration("think", v.think, "s"),
+      duration("think", v.think),
       1,
       86_400_000,
       "between 1ms and 24h",
@@ -350,7 +352,7 @@ export function loadOptions(argv: readonly string[]): {
     options.timeout = within(
       "timeout",
       v.timeout,
-      duration("timeout", v.timeout, "ms"),
+      duration("timeout", v.timeout),
       1,
       3_600_000,
       "between 1ms and 1h",
@@ -361,7 +363,7 @@ export function loadOptions(argv: readonly string[]): {
       : within(
           "duration",
           v.duration,
-          duration("duration", v.duration, "s"),
+          duration("duration", v.duration),
           1,
           2_147_483_647,
           "between 1ms and 24 days",
@@ -372,7 +374,7 @@ export function loadOptions(argv: readonly string[]): {
       : within(
           "interval",
           v.interval,
-          duration("interval", v.interval, "s"),
+          duration("interval", v.interval),
           100,
           86_400_000,
           "between 100ms and 24h",

@@ -3,7 +3,14 @@
  * The `robustly` command: `simulate` (the default job), `serve` and `load`.
  */
 import { readFileSync } from "node:fs";
+import { MissingPackageError } from "../core/optional.js";
 import { UsageError } from "./args.js";
+
+/** The errors that are the user's to fix, said in one line without a stack trace. */
+const isUsers = (error: unknown): error is Error =>
+  error instanceof UsageError ||
+  error instanceof MissingPackageError ||
+  (error instanceof Error && error.name === "OptionError");
 
 /** The package's version, read from its package.json (two folders up, from src/cli or dist/cli). */
 function version(): string {
@@ -15,7 +22,7 @@ function version(): string {
 
 const COMMANDS = {
   simulate: "compare retry strategies against a simulated struggling server (virtual time)",
-  schedule: "show the delays a retry policy sleeps, and the total delays of six common strategies",
+  schedule: "show the delays a retry policy sleeps, and the total delays of common strategies",
   run: "run a command and retry it by a policy when it fails",
   plot: "draw every backoff and jitter strategy, or a policy's delays (SVG and an HTML page)",
   serve: "run a slow-under-load server over HTTP on 127.0.0.1",
@@ -68,7 +75,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = status;
   },
   (error: unknown) => {
-    if (error instanceof UsageError || (error instanceof Error && error.name === "OptionError")) {
+    // A mistake on the command line, a bad option or a missing optional package: one line, no stack trace.
+    if (isUsers(error)) {
       process.stderr.write(`robustly: ${error.message}\n`);
       process.exitCode = 2;
     } else {

@@ -31,7 +31,7 @@ Without policy flags, writes these figures:
   overload-delays.svg       the two delay curves of an overload experiment's client (exponential backoff
                             with Jitter 0.1) by attempt number;
   overload-delays-log.svg   the same on a log scale
-  total-delays.svg          six common strategies' total delays against max retries 1, 3, 5, 10, 20 (log scale)
+  total-delays.svg          common strategies' total delays against max retries 1, 3, 5, 10, 20 (log scale)
 With policy flags (any but --seed), writes policy.svg: that policy's raw backoff and final delay, red
 where the jitter changed the delay. Either way writes index.html, and prints the paths written.
 
@@ -114,14 +114,7 @@ export async function runPlot(
       "total delays of six common retry strategies, drawn from this library's strategies. Times are in " +
       "seconds.";
   }
-  const { vega, vegaLite } = await load().catch((cause: unknown) => {
-    throw new Error(
-      "robustly plot needs the optional packages vega and vega-lite: npm install vega vega-lite",
-      {
-        cause,
-      },
-    );
-  });
+  const { vega, vegaLite } = await load("robustly plot");
   const force = v.force === true;
   await outDir(dir, "robustly plot");
   const paths = [...charts.map((chart) => join(dir, chart.file)), join(dir, "index.html")];

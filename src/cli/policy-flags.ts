@@ -8,9 +8,9 @@ import { fromConfig, type RetryConfig } from "../config/from-config.js";
 import { seededRandom } from "../core/random.js";
 import { type Field, flagLines, helpText, kebab, keysOf, type Schema } from "../core/schema.js";
 import { JITTER_SCHEMAS } from "../jitter/schema.js";
-import type { RetryOptions } from "../policy/options.js";
+import { DEFAULTS, type RetryOptions } from "../policy/options.js";
 import { RETRY_SCHEMA } from "../policy/schema.js";
-import { UsageError } from "./args.js";
+import { kebabName, named, UsageError } from "./args.js";
 
 const text = { type: "string" } as const;
 const flag = { type: "boolean" } as const;
@@ -44,6 +44,14 @@ export const POLICY_FLAGS: Readonly<Record<string, FlagConfig>> = {
 
 const strategyName = (schema: Schema) => schema.name.slice(schema.name.indexOf(".") + 1);
 
+/**
+ * The backoff's cap when the command line names a strategy without `--max`: the library's default cap
+ * (`retry`'s default backoff has it), so `--backoff exponential` is the default policy, not an uncapped
+ * one. A strategy whose max has no default (random) still needs it given.
+ */
+const DEFAULT_MAX = DEFAULTS.backoffMax;
+const UNCAPPED = "Infinity";
+
 /** `--help` lines for a strategy option: which strategies take it, and each one's default. */
 function strategyLines(family: readonly Schema[]): string[] {
   const seen = new Map<string, { field: Field; takenBy: string[]; defaults: string[] }>();
@@ -52,7 +60,8 @@ function strategyLines(family: readonly Schema[]): string[] {
       if (field.flag === undefined) continue;
       const entry = seen.get(key) ?? { field, takenBy: [], defaults: [] };
       entry.takenBy.push(strategyName(schema));
-      const said = `${field.default ?? "none"}`;
+      const said =
+        key === "max" && field.default === UNCAPPED ? `${DEFAULT_MAX}` : `${field.default ?? "none"}`;
       if (!entry.defaults.includes(said)) entry.defaults.push(said);
       seen.set(key, entry);
     }
@@ -68,12 +77,12 @@ const HELP_WIDTH = 25;
 const line = (left: string, doc: string) => `${`  ${left}`.padEnd(HELP_WIDTH)}${doc}`;
 
 /** What `--help` says about them. */
-export const POLICY_HELP = `Policy (times in ms unless a unit is given: 1.5s, 200ms, 2m):
+export const POLICY_HELP = `Policy (times in ms unless a unit is given: 1.5s, 200ms, 2m; names in kebab-case or camelCase):
 ${line("--config FILE", "a policy as JSON (the flags below override it)")}
 ${flagLines(RETRY_SCHEMA, HELP_WIDTH).join("\n")}
-${line("--backoff NAME", `${Object.keys(BACKOFF_SCHEMAS).join(", ")} (default exponential)`)}
+${line("--backoff NAME", `${Object.keys(BACKOFF_SCHEMAS).map(kebabName).join(", ")} (default exponential)`)}
 ${strategyLines(BACKOFFS).join("\n")}
-${line("--jitter NAME", `${Object.keys(JITTER_SCHEMAS).join(", ")} (default full)`)}
+${line("--jitter NAME", `${Object.keys(JITTER_SCHEMAS).map(kebabName).join(", ")} (default full)`)}
 ${strategyLines(JITTERS).join("\n")}
 ${line("--seed S", "seeds the randomness, for repeatable jitter")}
 `;
@@ -185,10 +194,13 @@ function merge(
         ? { ...fromFile }
         : {};
   if (name !== undefined) {
-    if (!(name in known))
-      throw new UsageError(`--${what} must be one of ${Object.keys(known).join(", ")}; got "${name}"`);
-    if (base.name !== name) for (const key of Object.keys(base)) delete base[key];
-    base.name = name;
+    const canonical = named(
+      name,
+      Object.keys(known),
+      (all) => `--${what} must be one of ${all}; got "${name}".`,
+    );
+    if (base.name !== canonical) for (const key of Object.keys(base)) delete base[key];
+    base.name = canonical;
   }
   base.name ??= fallback;
   const takes = known[base.name as string] ?? [];
@@ -201,6 +213,8 @@ function merge(
     }
     base[key] = value;
   }
+  const schema = what === "backoff" ? BACKOFF_SCHEMAS[base.name as string] : undefined;
+  if (base.max === undefined && schema?.fields.max?.default === UNCAPPED) base.max = DEFAULT_MAX;
   return base;
 }
 

@@ -6,20 +6,20 @@
  * itself never needs them.
  */
 import type { TopLevelSpec } from "vega-lite";
+import { loadOptional } from "../core/optional.js";
 
 export type Vega = typeof import("vega");
 export type VegaLite = typeof import("vega-lite");
 
-const MISSING = "--report needs the optional packages vega and vega-lite: npm install vega vega-lite";
-
-/** Loads the charting packages, or fails with a message saying how to install them. */
-export async function load(): Promise<{ vega: Vega; vegaLite: VegaLite }> {
-  try {
-    const [vega, vegaLite] = await Promise.all([import("vega"), import("vega-lite")]);
-    return { vega, vegaLite };
-  } catch (cause) {
-    throw new Error(MISSING, { cause });
-  }
+/**
+ * Loads the charting packages for `neededBy` ("robustly plot", "--report"), or fails with a
+ * MissingPackageError saying in one line how to install them.
+ */
+export async function load(neededBy = "--report"): Promise<{ vega: Vega; vegaLite: VegaLite }> {
+  const [vega, vegaLite] = await loadOptional(["vega", "vega-lite"], neededBy, () =>
+    Promise.all([import("vega"), import("vega-lite")]),
+  );
+  return { vega, vegaLite };
 }
 
 /**

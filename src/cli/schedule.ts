@@ -8,7 +8,7 @@ import type { Backoff } from "../backoff/types.js";
 import { toJitter } from "../jitter/common.js";
 import { jitter as jitters } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
-import type { RetryOptions } from "../policy/options.js";
+import { DEFAULTS, type RetryOptions } from "../policy/options.js";
 import { delays } from "../retry/delays.js";
 import { integer, list, parseCommand } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
@@ -16,13 +16,24 @@ import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
 /** The most retries a schedule lists. */
 export const MAX_SCHEDULED_RETRIES = 10_000;
 
+/** The six retry strategies of the Total Delays comparison, with its parameters (it counts in seconds). */
+export const SEED_001_STRATEGIES: readonly { readonly name: string; readonly backoff: Backoff }[] = [
+  { name: "Constant", backoff: backoffs.constant({ base: 1000 }) },
+  { name: "Linear", backoff: backoffs.linear({ base: 0, interval: 1000 }) },
+  { name: "Fibonacci", backoff: backoffs.fibonacci({ base: 0, step: 1000 }) },
+  { name: "Quadratic", backoff: backoffs.polynomial({ base: 0, exponents: [2], step: 1000 }) },
+  { name: "Exponential", backoff: backoffs.exponential({ base: 1000, multiplier: 2 }) },
+  { name: "Polynomial", backoff: backoffs.polynomial({ base: 0, exponents: [3], step: 1000 }) },
+];
+
 export const SCHEDULE_HELP = `robustly schedule: the delays a retry policy sleeps
 
 Usage: robustly schedule [policy flags] [--retries N] [--json]
        robustly schedule --totals [--retries 1,3,5,10,20] [policy flags] [--json]
 
   --retries N        how many retries to show, at most ${MAX_SCHEDULED_RETRIES} (default 10); the policy's --max-retries does not cut it
-  --totals           the Total Delays of six common retry strategies (or of the policy given by flags)
+  --totals           the Total Delays of ${SEED_001_STRATEGIES.map((s) => s.name.toLowerCase()).join(", ")} backoff
+                     (or of the policy given by flags)
   --json             print JSON: { "delays": [...], "total": ... } in ms (--totals: every strategy's totals)
   -h, --help         this help
 
@@ -45,7 +56,9 @@ export interface ScheduleRow {
  * randomness is drawn exactly as `delays` draws it.
  */
 export function schedule(options: RetryOptions, count: number): ScheduleRow[] {
-  const inner = toBackoff(options.backoff ?? backoffs.exponential({ base: 1000, max: 30_000 }));
+  const inner = toBackoff(
+    options.backoff ?? backoffs.exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax }),
+  );
   const innerJitter = toJitter(options.jitter ?? jitters.full());
   let raw: number | null = null;
   let usedX = 0;
@@ -85,16 +98,6 @@ export function schedule(options: RetryOptions, count: number): ScheduleRow[] {
     return { x: xs[i] as number, backoff: raws[i] ?? null, jittered: jittered[i] as number, delay, total };
   });
 }
-
-/** The six retry strategies of the Total Delays comparison, with its parameters (it counts in seconds). */
-export const SEED_001_STRATEGIES: readonly { readonly name: string; readonly backoff: Backoff }[] = [
-  { name: "Constant", backoff: backoffs.constant({ base: 1000 }) },
-  { name: "Linear", backoff: backoffs.linear({ base: 0, interval: 1000 }) },
-  { name: "Fibonacci", backoff: backoffs.fibonacci({ base: 0, step: 1000 }) },
-  { name: "Quadratic", backoff: backoffs.polynomial({ base: 0, exponents: [2], step: 1000 }) },
-  { name: "Exponential", backoff: backoffs.exponential({ base: 1000, multiplier: 2 }) },
-  { name: "Polynomial", backoff: backoffs.polynomial({ base: 0, exponents: [3], step: 1000 }) },
-];
 
 /** A duration for people: ms below a second, else seconds. */
 export function human(ms: number): string {

@@ -12,12 +12,14 @@ import {
   type SimulationResult,
   simulate,
 } from "../sim/simulate.js";
-import { duration, integer, list, number, oneOf, parseCommand, UsageError } from "./args.js";
+import { duration, integer, list, named, number, oneOf, parseCommand, UsageError } from "./args.js";
 import { progressBar } from "./progress.js";
 
 export const SIMULATE_HELP = `robustly simulate: what each retry strategy does to a struggling server
 
 Usage: robustly simulate [options]
+
+Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in kebab-case (camelCase works too).
 
   --scenario NAME            outage (default), contention, amplification, throttled-store or metastable
   --strategies a,b           strategies to compare (default: all of the scenario's)
@@ -27,10 +29,10 @@ Usage: robustly simulate [options]
   --failure-probability P,…  amplification: failure probabilities (default 0,0.1,…,1)
   --seed S                   seed of the run (default 1); the same seed gives the same numbers
   --runs K                   average K seeds: S, S+1, …, K at most ${SIM_LIMITS.runs} (default 1)
-  --duration D               virtual duration (bare numbers in s; default outage 300s, amplification 60s)
-  --outage START:LENGTH      the server's pause (bare numbers in s; default 20:30); "none" for none
+  --duration D               virtual duration (default outage 300s, amplification 60s)
+  --outage START:LENGTH      the server's pause (default 20s:30s); "none" for none
   --think D                  mean think time between a client's requests (default 10s; amplification 100ms)
-  --timeout D                per-attempt timeout (bare numbers in ms; default 2000)
+  --timeout D                per-attempt timeout (default 2s)
   --server NAME              outage: latency (slow under load, default), flaky or capacity
   --min-delay D --limit N --factor F --k K --tick D --backlog N   the latency server (100ms, 30, 1.05, 15, 50ms, 512)
   --failure P --latency D    the flaky server (0.1, 10ms)
@@ -58,14 +60,13 @@ export function simulateOptions(argv: readonly string[]): {
   const options: SimulateOptions = { scenario };
   if (v.strategies !== undefined) {
     const known = SCENARIOS[scenario].map((s) => s.name);
-    options.strategies = list("strategies", v.strategies, (name) => {
-      if (!known.includes(name)) {
-        throw new UsageError(
-          `--strategies: "${name}" is not a strategy of the ${scenario} scenario; it has ${known.join(", ")}`,
-        );
-      }
-      return name;
-    });
+    options.strategies = list("strategies", v.strategies, (name) =>
+      named(
+        name,
+        known,
+        (all) => `--strategies: "${name}" is not a strategy of the ${scenario} scenario; it has ${all}.`,
+      ),
+    );
   }
   if (v.clients !== undefined)
     options.clients = list("clients", v.clients, (n) => integer("clients", n, 1, SIM_LIMITS.clients));
@@ -79,7 +80,7 @@ export function simulateOptions(argv: readonly string[]): {
   if (v.seed !== undefined) options.seed = number("seed", v.seed, Number.isInteger, "an integer");
   if (v.runs !== undefined) options.runs = integer("runs", v.runs, 1, SIM_LIMITS.runs);
   if (v.duration !== undefined) {
-    options.duration = duration("duration", v.duration, "s");
+    options.duration = duration("duration", v.duration);
     if (!(options.duration > 0)) throw new UsageError(`--duration must be > 0; got "${v.duration}"`);
   }
   if (v.outage !== undefined) {
@@ -90,13 +91,13 @@ export function simulateOptions(argv: readonly string[]): {
     else {
       const [start, length, extra] = v.outage.split(":");
       if (start === undefined || length === undefined || extra !== undefined) {
-        throw new UsageError(`--outage must be START:LENGTH (e.g. 20:30, in s) or none; got "${v.outage}"`);
+        throw new UsageError(`--outage must be START:LENGTH (e.g. 20s:30s) or none; got "${v.outage}"`);
       }
-      options.outage = { start: duration("outage", start, "s"), length: duration("outage", length, "s") };
+      options.outage = { start: duration("outage", start), length: duration("outage", length) };
     }
   }
-  if (v.think !== undefined) options.think = duration("think", v.think, "s");
-  if (v.timeout !== undefined) options.timeout = duration("timeout", v.timeout, "ms");
+  if (v.think !== undefined) options.think = duration("think", v.think);
+  if (v.timeout !== undefined) options.timeout = duration("timeout", v.timeout);
   if (v.server !== undefined)
     options.server = oneOf("server", v.server, ["latency", "flaky", "capacity"] as const);
   const latency: NonNullable<SimulateOptions["latencyServer"]> = {};
@@ -241,13 +242,7 @@ export async function runSimulate(
   }
   // Check before a long run that --report can be written.
   const reporting = report === undefined ? undefined : await import("./report.js");
-  if (reporting !== undefined) {
-    try {
-      await reporting.load();
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
-  }
+  if (reporting !== undefined) await reporting.load("--report");
   const bar = progressBar();
   const result = simulate({
     ...options,

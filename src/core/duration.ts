@@ -1,6 +1,6 @@
 /**
- * Durations as people write them: "1.5s", "200ms", "2m", "1h", or a bare number (ms unless said otherwise).
- * One parser for config files and command-line flags alike; the library itself takes numbers of ms.
+ * Durations as people write them: "1.5s", "200ms", "2m", "1h", or a bare number of ms. One parser for
+ * config files and every command-line flag alike; the library itself takes numbers of ms.
  */
 
 /** Milliseconds per unit. */
@@ -18,13 +18,13 @@ export const DURATION_FORMS =
 const PATTERN = /^\s*(-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?)\s*(ms|s|m|h)?\s*$/i;
 
 /**
- * The milliseconds `text` stands for, or undefined when it is not a duration. A bare number is in
- * `bareUnit`. Negative values keep their sign ("no limit" where an option allows it).
+ * The milliseconds `text` stands for, or undefined when it is not a duration. A bare number is in ms.
+ * Negative values keep their sign ("no limit" where an option allows it).
  */
-export function parseDuration(text: string, bareUnit: "ms" | "s" = "ms"): number | undefined {
+export function parseDuration(text: string): number | undefined {
   const match = PATTERN.exec(text);
   if (match === null) return undefined;
-  const unit = (match[2] ?? bareUnit).toLowerCase();
+  const unit = (match[2] ?? "ms").toLowerCase();
   const value = Number(match[1]) * (DURATION_UNITS[unit] as number);
   return Number.isNaN(value) ? undefined : value;
 }

@@ -10,6 +10,8 @@
  * The `robustly/redis` entry point.
  */
 import { OptionError } from "../core/errors.js";
+import { warn } from "../core/events.js";
+import { loadOptional, MissingPackageError } from "../core/optional.js";
 import { knownKeys } from "../core/validate.js";
 import { EXCERPT, excerpt, type Store, type StoreEntry, type StoreWrite } from "./store.js";
 
@@ -226,7 +228,28 @@ export function redisStore(options: RedisStoreOptions = {}): Store {
   if (typeof url !== "string" || !/^rediss?:\/\//.test(url)) {
     throw new OptionError("redisStore: url", url, 'a "redis://" or "rediss://" URL');
   }
-  return new RedisStore(prefix, () => connect(url), true);
+  // ioredis is loaded now, not at the first exchange: when it is missing, one warning line says so at once,
+  // where a store that failed only later would look like a store that is down.
+  const loaded = loadIoredis();
+  return new RedisStore(prefix, () => connect(url, loaded), true);
+}
+
+/** Whether the missing ioredis was already reported: it is said once per process, however many stores. */
+let toldMissing = false;
+
+/** ioredis's module; when it is not installed, one warning line and a rejection naming the package. */
+function loadIoredis(): Promise<IoredisModule> {
+  const loaded = loadOptional(
+    ["ioredis"],
+    "redisStore({ url })",
+    () => import(/* @vite-ignore */ "ioredis" as string) as Promise<IoredisModule>,
+  );
+  loaded.catch((error: unknown) => {
+    if (!(error instanceof MissingPackageError) || toldMissing) return;
+    toldMissing = true;
+    warn(error.message, "RobustlyMissingPackageWarning");
+  });
+  return loaded;
 }
 
 /** node-redis's calls in ioredis's shape. */
@@ -245,13 +268,10 @@ function fromNodeRedis(client: NodeRedisClientLike): RedisClientLike {
   };
 }
 
-async function connect(url: string): Promise<RedisClientLike> {
-  let module: { default: new (url: string, options: object) => RedisClientLike };
-  try {
-    module = (await import(/* @vite-ignore */ "ioredis" as string)) as typeof module;
-  } catch {
-    throw new Error('redisStore({ url }) needs the "ioredis" package: npm install ioredis');
-  }
+type IoredisModule = { default: new (url: string, options: object) => RedisClientLike };
+
+async function connect(url: string, loaded: Promise<IoredisModule>): Promise<RedisClientLike> {
+  const module = await loaded;
   const client = new module.default(url, {
     // One try per command: the policy has its own timeout and tries again on its own schedule.
     maxRetriesPerRequest: 1,

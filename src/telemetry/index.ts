@@ -1,5 +1,14 @@
 /**
- * `robustly/telemetry`: the OpenTelemetry bridge, on an entry point of its own so that the main entry's
- * types never mention `@opentelemetry/api` (an optional peer dependency).
+ * `robustly/telemetry`: the OpenTelemetry bridge, on an entry point of its own. Neither its code nor its
+ * types import `@opentelemetry/api`: the application passes in its own MeterLike (and trace).
  */
-export { openTelemetry, type Telemetry, type TelemetryOptions } from "./otel.js";
+export {
+  type AttributesLike,
+  type CounterLike,
+  type HistogramLike,
+  type MeterLike,
+  openTelemetry,
+  type SpanLike,
+  type Telemetry,
+  type TelemetryOptions,
+} from "./otel.js";

@@ -2,10 +2,9 @@
  * An OpenTelemetry bridge: robustly's events recorded as OpenTelemetry metrics and, given the
  * application's `trace`, as events on the active span. It takes a `Meter` from
  * the application's own OpenTelemetry setup (`metrics.getMeter("robustly")`) and never imports
- * `@opentelemetry/api` itself (the import below is of types only), so the library keeps no runtime
- * dependency; `@opentelemetry/api` is an optional peer dependency, for the types.
+ * `@opentelemetry/api`, not even its types: the few parts of a Meter and a Span it uses are described
+ * here, so the library keeps no runtime dependency and its declarations check without the package.
  */
-import type { Attributes, Counter, Histogram, Meter, Span } from "@opentelemetry/api";
 import type { ResponsiveBackoff } from "../adaptive/responsive.js";
 import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
@@ -14,18 +13,42 @@ import type { Disposable } from "../core/events.js";
 import type { RetryStats } from "../core/report.js";
 import type { RetryOptions } from "../policy/options.js";
 
+/** What a measurement or a span event is labelled with (OpenTelemetry's `Attributes`). */
+export type AttributesLike = Record<string, unknown>;
+
+/** The part of an OpenTelemetry `Counter` this bridge uses. */
+export interface CounterLike {
+  add(value: number, attributes?: AttributesLike): void;
+}
+
+/** The part of an OpenTelemetry `Histogram` this bridge uses. */
+export interface HistogramLike {
+  record(value: number, attributes?: AttributesLike): void;
+}
+
+/** The part of an OpenTelemetry `Meter` (`metrics.getMeter(…)` of `@opentelemetry/api`) this bridge uses. */
+export interface MeterLike {
+  createCounter(name: string, options?: { description?: string; unit?: string }): CounterLike;
+  createHistogram(name: string, options?: { description?: string; unit?: string }): HistogramLike;
+}
+
+/** The part of an OpenTelemetry `Span` this bridge uses. */
+export interface SpanLike {
+  addEvent(name: string, attributes?: AttributesLike): unknown;
+}
+
 export interface TelemetryOptions {
   /** Where the instruments are created. */
-  meter: Meter;
+  meter: MeterLike;
   /** Added to every measurement, e.g. `{ "robustly.policy": "payments" }`. */
-  attributes?: Attributes;
+  attributes?: AttributesLike;
   /**
    * The application's `trace` (`import { trace } from "@opentelemetry/api"`): with it, each attempt's
    * outcome (with `robustly.attempt`, numbered as `onAttempt` numbers it), each retry with its delay, a give-up with its reason, and a breaker's transitions are also
    * added as events to the span active when they happen (`robustly.attempt`, `robustly.retry`,
    * `robustly.give_up`, `robustly.breaker.transition`), as Polly and resilience4j users expect.
    */
-  trace?: { getActiveSpan(): Span | undefined };
+  trace?: { getActiveSpan(): SpanLike | undefined };
 }
 
 /** The instruments, by name (all prefixed `robustly.`). */
@@ -59,7 +82,7 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
   ) {
     throw new OptionError("openTelemetry: meter", meter, "an OpenTelemetry Meter (metrics.getMeter(…))");
   }
-  const base: Attributes = { ...options.attributes };
+  const base: AttributesLike = { ...options.attributes };
   const instruments = createInstruments(meter);
   const { attempts, retries, delays } = instruments;
   const tracer = options.trace;
@@ -67,7 +90,7 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
     throw new OptionError("openTelemetry: trace", tracer, "OpenTelemetry's trace (with getActiveSpan())");
   }
   /** Adds an event to the active span, if there is a trace and a span. */
-  const spanEvent = (name: string, attributes: Attributes) =>
+  const spanEvent = (name: string, attributes: AttributesLike) =>
     tracer?.getActiveSpan()?.addEvent(name, attributes);
 
   return {
@@ -137,18 +160,18 @@ export function openTelemetry(options: TelemetryOptions): Telemetry {
 
 /** The instruments robustly records on. */
 interface Instruments {
-  readonly attempts: Counter;
-  readonly retries: Counter;
-  readonly delays: Histogram;
-  readonly transitions: Counter;
-  readonly rejections: Counter;
-  readonly refusals: Counter;
-  readonly stores: Counter;
-  readonly paces: Histogram;
+  readonly attempts: CounterLike;
+  readonly retries: CounterLike;
+  readonly delays: HistogramLike;
+  readonly transitions: CounterLike;
+  readonly rejections: CounterLike;
+  readonly refusals: CounterLike;
+  readonly stores: CounterLike;
+  readonly paces: HistogramLike;
 }
 
 /** Creates the instruments on `meter`. */
-function createInstruments(meter: Meter): Instruments {
+function createInstruments(meter: MeterLike): Instruments {
   return {
     attempts: meter.createCounter("robustly.attempts", {
       description: "Attempts made, by outcome (success, failure, timeout)",
@@ -181,7 +204,7 @@ function createInstruments(meter: Meter): Instruments {
 /** Records what `policy` reports on `i`, with `attributes`, until disposed. */
 function observe(
   i: Instruments,
-  attributes: Attributes,
+  attributes: AttributesLike,
   policy: CircuitBreaker | RetryBudget | ResponsiveBackoff,
 ): Disposable {
   const watching: Disposable[] = [];

@@ -2,7 +2,7 @@
 // inside the repository (so that "robustly" and its entries resolve through the tsconfig paths and the
 // vitest aliases, as in the tests), imported one by one, and type-checked together.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -90,6 +90,31 @@ export async function runBlock(dir: string, block: Block): Promise<void> {
 }
 
 /** Type-checks every block written in `dir` (a folder right below `blocksRoot`): tsc's output and status. */
+/** Type-checks `files` (absolute paths) alone, with the repository's compiler options. */
+export function typeCheckFiles(files: readonly string[]): { output: string; status: number | null } {
+  // Inside the repository (in the ignored blocks folder), where tsc finds the packages' types.
+  mkdirSync(blocksRoot, { recursive: true });
+  const dir = mkdtempSync(join(blocksRoot, "typecheck-"));
+  try {
+    const config = join(dir, "tsconfig.json");
+    writeFileSync(
+      config,
+      JSON.stringify({ extends: join(root, "tsconfig.json"), compilerOptions: { noEmit: true }, files }),
+    );
+    const tsc = spawnSync(
+      process.execPath,
+      [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", config],
+      {
+        cwd: root,
+        encoding: "utf8",
+      },
+    );
+    return { output: tsc.stdout + tsc.stderr, status: tsc.status };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export function typeCheck(dir: string): { output: string; status: number | null } {
   writeFileSync(
     join(dir, "tsconfig.json"),

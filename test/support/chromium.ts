@@ -6,7 +6,9 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const CHROMIUM = "/usr/bin/chromium";
+import { CHROMIUM } from "../../scripts/test-tools.js";
+
+export { CHROMIUM };
 
 export interface Browser {
   readonly child: ChildProcess;
@@ -24,7 +26,7 @@ export interface Browser {
 export function startChromium(args: readonly string[], ms: number, devtools = false): Browser {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
-      `${CHROMIUM} is missing: this test needs Debian's chromium (apt-get install -y chromium); CI installs it in .ci/run`,
+      `${CHROMIUM} is missing: this test needs Debian's chromium, which npm test's pretest installs (apt-get install -y chromium)`,
     );
   }
   const profile = mkdtempSync(join(tmpdir(), "robustly-chromium-"));

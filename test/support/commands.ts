@@ -19,7 +19,13 @@ export const cliArgs = (command: string): string[] => [
   command,
 ];
 
-const env = () => ({ ...process.env, NODE_NO_WARNINGS: "1" });
+const env = (extra: NodeJS.ProcessEnv = {}) => ({ ...process.env, NODE_NO_WARNINGS: "1", ...extra });
+
+/** The environment that makes `packages` look uninstalled to a command (see test/fixtures/hide-packages). */
+export function hiding(...packages: string[]): NodeJS.ProcessEnv {
+  const hook = pathToFileURL(join(root, "test", "fixtures", "hide-packages", "register.mjs")).href;
+  return { NODE_OPTIONS: `--import=${hook}`, ROBUSTLY_HIDE_PACKAGES: packages.join(",") };
+}
 
 /** Writes an executable shell script `name` in `dir`; returns its path. */
 export function script(dir: string, name: string, body: string): string {
@@ -28,12 +34,12 @@ export function script(dir: string, name: string, body: string): string {
   return path;
 }
 
-/** Runs `robustly COMMAND ARGS...` in `dir` to its end (30 s at most). */
-export function runCli(dir: string, command: string, args: readonly string[]) {
+/** Runs `robustly COMMAND ARGS...` in `dir` to its end (30 s at most), with `extraEnv` added. */
+export function runCli(dir: string, command: string, args: readonly string[], extraEnv?: NodeJS.ProcessEnv) {
   const run = spawnSync(process.execPath, [...cliArgs(command), ...args], {
     cwd: dir,
     encoding: "utf8",
-    env: env(),
+    env: env(extraEnv),
     timeout: 30_000,
   });
   return { status: run.status, signal: run.signal, stdout: run.stdout, stderr: run.stderr };

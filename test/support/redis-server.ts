@@ -75,7 +75,7 @@ async function answers(port: number): Promise<void> {
 export async function startRedisServer(): Promise<RedisServer> {
   if (!haveRedisServer()) {
     throw new Error(
-      "redis-server is not installed (Debian: apt-get install -y redis-server); .ci/run installs it",
+      "redis-server is not installed: npm test's pretest installs it (Debian: apt-get install -y redis-server)",
     );
   }
   const port = await freePort();
