@@ -64,6 +64,22 @@ describe("the simulation engine", () => {
     expect(ran).toEqual(["kept"]);
   });
 
+  it("makes errors without a stack while it runs, and restores the limit after, even after a throw", () => {
+    const limit = Error.stackTraceLimit;
+    const sim = new Simulation(1);
+    const stacks: (string | undefined)[] = [];
+    sim.after(1, () => stacks.push(new Error("inside").stack));
+    sim.run(10);
+    expect(stacks).toEqual(["Error: inside"]);
+    expect(Error.stackTraceLimit).toBe(limit);
+    sim.after(1, () => {
+      throw new Error("a broken model");
+    });
+    expect(() => sim.run(20)).toThrow("a broken model");
+    expect(Error.stackTraceLimit).toBe(limit);
+    expect(new Error("outside").stack).toContain("sim-engine.test");
+  });
+
   it("its clock is what the retry loop reads: now() and setTimer", () => {
     const sim = new Simulation(1);
     const times: number[] = [];
