@@ -1,21 +1,23 @@
 /**
- * The simulator's queue of events: a binary min-heap over typed arrays, ordered by due time, ties in the
+ * The simulator's queue of events: a 4-ary min-heap in one typed array, ordered by due time, ties in the
  * order the events were queued (a run's determinism rests on that order).
  *
  * Each heap entry is three numbers kept side by side (due time, sequence number, slot), so a sift
- * compares numbers in flat arrays and allocates nothing; the callbacks live in a plain array indexed by
+ * compares numbers in one flat array, near each other in memory, and allocates nothing; the callbacks live in a plain array indexed by
  * slot. A cancellation only empties its slot (lazy deletion): the entry stays in the heap, costs nothing
  * until it comes up, and is skipped then. Retries cancel most of their timeout timers, so this saves
  * the O(log n) removal that would otherwise be paid for nearly every attempt.
  */
 
 const INITIAL = 1024;
+/** Numbers per heap entry: due time, sequence number, slot. */
+const STRIDE = 3;
+/** Children per node: a 4-ary heap is half as deep as a binary one, and a node's children sit side by side. */
+const ARITY = 4;
 
 export class EventQueue {
-  /** Heap order: the due time, the sequence number and the slot of each entry. */
-  #at = new Float64Array(INITIAL);
-  #seq = new Float64Array(INITIAL);
-  #slot = new Int32Array(INITIAL);
+  /** The heap, entry i at [STRIDE × i]: its due time, its sequence number and its slot, side by side. */
+  #heap = new Float64Array(INITIAL * STRIDE);
   /** Entries in the heap, cancelled ones included. */
   #length = 0;
   /** Callbacks by slot; undefined once run, cancelled or never used. */
@@ -41,25 +43,26 @@ export class EventQueue {
     this.#callbacks[slot] = callback;
     this.#live += 1;
     let i = this.#length;
-    if (i === this.#at.length) this.#growHeap();
+    if ((i + 1) * STRIDE > this.#heap.length) this.#growHeap();
     this.#length = i + 1;
     const seq = this.#nextSeq++;
-    const atArr = this.#at;
-    const seqArr = this.#seq;
-    const slotArr = this.#slot;
+    const heap = this.#heap;
     // Sift up: move parents down until the new entry's place is found.
     while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const pAt = atArr[parent] as number;
-      if (pAt < at || (pAt === at && (seqArr[parent] as number) < seq)) break;
-      atArr[i] = pAt;
-      seqArr[i] = seqArr[parent] as number;
-      slotArr[i] = slotArr[parent] as number;
+      const parent = ((i - 1) / ARITY) | 0;
+      const p = parent * STRIDE;
+      const pAt = heap[p] as number;
+      if (pAt < at || (pAt === at && (heap[p + 1] as number) < seq)) break;
+      const j = i * STRIDE;
+      heap[j] = pAt;
+      heap[j + 1] = heap[p + 1] as number;
+      heap[j + 2] = heap[p + 2] as number;
       i = parent;
     }
-    atArr[i] = at;
-    seqArr[i] = seq;
-    slotArr[i] = slot;
+    const j = i * STRIDE;
+    heap[j] = at;
+    heap[j + 1] = seq;
+    heap[j + 2] = slot;
     return slot;
   }
 
@@ -78,7 +81,7 @@ export class EventQueue {
   /** The due time of the earliest event that will run, or Infinity when none will. */
   peekTime(): number {
     this.#dropCancelled();
-    return this.#length === 0 ? Number.POSITIVE_INFINITY : (this.#at[0] as number);
+    return this.#length === 0 ? Number.POSITIVE_INFINITY : (this.#heap[0] as number);
   }
 
   /**
@@ -88,7 +91,7 @@ export class EventQueue {
   pop(): (() => void) | undefined {
     this.#dropCancelled();
     if (this.#length === 0) return undefined;
-    const slot = this.#slot[0] as number;
+    const slot = this.#heap[2] as number;
     const callback = this.#callbacks[slot];
     this.#release(slot);
     this.#removeTop();
@@ -98,7 +101,7 @@ export class EventQueue {
 
   #dropCancelled(): void {
     while (this.#length > 0) {
-      const slot = this.#slot[0] as number;
+      const slot = this.#heap[2] as number;
       if (this.#callbacks[slot] !== undefined) return;
       this.#release(slot);
       this.#removeTop();
@@ -131,49 +134,47 @@ export class EventQueue {
   #removeTop(): void {
     const n = --this.#length;
     if (n === 0) return;
-    const atArr = this.#at;
-    const seqArr = this.#seq;
-    const slotArr = this.#slot;
-    const at = atArr[n] as number;
-    const seq = seqArr[n] as number;
-    const slot = slotArr[n] as number;
+    const heap = this.#heap;
+    const last = n * STRIDE;
+    const at = heap[last] as number;
+    const seq = heap[last + 1] as number;
+    const slot = heap[last + 2] as number;
     let i = 0;
     for (;;) {
-      let child = 2 * i + 1;
-      if (child >= n) break;
-      let cAt = atArr[child] as number;
-      let cSeq = seqArr[child] as number;
-      const right = child + 1;
-      if (right < n) {
-        const rAt = atArr[right] as number;
-        const rSeq = seqArr[right] as number;
-        if (rAt < cAt || (rAt === cAt && rSeq < cSeq)) {
-          child = right;
-          cAt = rAt;
-          cSeq = rSeq;
+      const first = i * ARITY + 1;
+      if (first >= n) break;
+      // The smallest of up to ARITY children.
+      let child = first;
+      let c = first * STRIDE;
+      let cAt = heap[c] as number;
+      let cSeq = heap[c + 1] as number;
+      const end = first + ARITY < n ? first + ARITY : n;
+      for (let k = first + 1; k < end; k++) {
+        const o = k * STRIDE;
+        const kAt = heap[o] as number;
+        if (kAt < cAt || (kAt === cAt && (heap[o + 1] as number) < cSeq)) {
+          child = k;
+          c = o;
+          cAt = kAt;
+          cSeq = heap[o + 1] as number;
         }
       }
       if (at < cAt || (at === cAt && seq < cSeq)) break;
-      atArr[i] = cAt;
-      seqArr[i] = cSeq;
-      slotArr[i] = slotArr[child] as number;
+      const j = i * STRIDE;
+      heap[j] = cAt;
+      heap[j + 1] = cSeq;
+      heap[j + 2] = heap[c + 2] as number;
       i = child;
     }
-    atArr[i] = at;
-    seqArr[i] = seq;
-    slotArr[i] = slot;
+    const j = i * STRIDE;
+    heap[j] = at;
+    heap[j + 1] = seq;
+    heap[j + 2] = slot;
   }
 
   #growHeap(): void {
-    const size = this.#at.length * 2;
-    const at = new Float64Array(size);
-    at.set(this.#at);
-    this.#at = at;
-    const seq = new Float64Array(size);
-    seq.set(this.#seq);
-    this.#seq = seq;
-    const slot = new Int32Array(size);
-    slot.set(this.#slot);
-    this.#slot = slot;
+    const bigger = new Float64Array(this.#heap.length * 2);
+    bigger.set(this.#heap);
+    this.#heap = bigger;
   }
 }
