@@ -107,6 +107,25 @@ describe("Outcome, the synchronous thenable", () => {
     expect(order).toEqual(["now 1", "a 2", "b 2"]);
   });
 
+  it("listen hears of the result without chaining; unlisten takes back only the first listener, unheard", () => {
+    const heard: string[] = [];
+    const outcome = new Outcome<number>();
+    const first = (v: number) => heard.push(`first ${v}`);
+    outcome.listen(first, () => heard.push("first failed"));
+    outcome.listen(
+      (v) => heard.push(`second ${v}`),
+      () => heard.push("second failed"),
+    );
+    outcome.unlisten((v: number) => heard.push(`other ${v}`));
+    outcome.unlisten(first);
+    outcome.resolve(4);
+    expect(heard).toEqual(["second 4"]);
+    const failed = new Outcome<number>();
+    failed.reject(new Error("no"));
+    failed.listen(first, (e) => heard.push(`failed: ${(e as Error).message}`));
+    expect(heard).toEqual(["second 4", "failed: no"]);
+  });
+
   it("chains like a promise: values, thrown errors, adopted thenables, pass-through", () => {
     const out: unknown[] = [];
     const inner = new Outcome<string>();

@@ -83,6 +83,20 @@ export class Outcome<T> implements PromiseLike<T> {
     }
   }
 
+  /**
+   * Takes back the first listener `listen` gave, if `onValue` is it and it has not been called: a request
+   * its client gave up on may wait in a simulated server for a long time, and should not keep the
+   * client's state alive meanwhile.
+   */
+  unlisten(onValue: (value: T) => void): void {
+    if (this.#next !== HEARD || this.#onFulfilled !== onValue) return;
+    const more = this.#more?.shift();
+    this.#onFulfilled = more?.onFulfilled;
+    this.#onRejected = more?.onRejected;
+    this.#next = more?.next;
+    if (this.#more?.length === 0) this.#more = undefined;
+  }
+
   // biome-ignore lint/suspicious/noThenProperty: an Outcome is a thenable by design, so the retry loop can treat it as a promise
   then<A = T, B = never>(
     onFulfilled?: ((value: T) => A | PromiseLike<A>) | null,

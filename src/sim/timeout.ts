@@ -43,9 +43,12 @@ export class SimulatedTimeoutStep implements Step {
     const out = new Eventual<T>();
     const timedOut = this.#timedOut;
     let done = false;
+    let result: T | PromiseLike<T> | undefined;
     // Set before the attempt starts, so that at equal times the limit runs before what it limits.
     const cancel = context.clock.setTimer(this.ms, () => {
       done = true;
+      // The server may hold the abandoned request for long: it need not hold this attempt too.
+      if (result instanceof Outcome) result.unlisten(onValue);
       out.reject(timedOut);
     });
     const onValue = (value: T) => {
@@ -60,7 +63,6 @@ export class SimulatedTimeoutStep implements Step {
       cancel();
       out.reject(error);
     };
-    let result: T | PromiseLike<T>;
     try {
       result = next(context);
     } catch (error) {
