@@ -99,11 +99,16 @@ if (!quick) {
   let measured: { ms: number; events: number; maxRss: number } | undefined;
   let failure = "";
   try {
-    const text = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-      maxBuffer: 1 << 20,
-    });
+    // A heap limit of 2 GiB: a run that needs more fails the goal at once instead of swapping.
+    const text = execFileSync(
+      process.execPath,
+      ["--max-old-space-size=2048", "--input-type=module", "-e", script],
+      {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+        maxBuffer: 1 << 20,
+      },
+    );
     measured = JSON.parse(text);
   } catch (error) {
     failure =
