@@ -1,9 +1,15 @@
 /**
- * The simulator's speed: raw engine events per second, the default outage scenario end to end, events
- * per second through the full client/server/retry-loop model, and a run of 100,000 clients.
- * Run with `npm run bench` (after the call-overhead benchmark) or `node --import tsx bench/simulate.ts`.
- * Measures the compiled `dist/` build, as published.
+ * The simulator's speed, against its goals: the event queue alone (at 1,000 and at 1,000,000 pending
+ * events), events per second through the full outage model, the default outage with every strategy,
+ * 100,000 clients (time and peak memory, in a process of its own), the contention scenario at 10,000
+ * clients, and the speed-up of worker threads on AWS's contention sweep. Each goal prints its measured
+ * value and PASS or FAIL.
+ *
+ * Run with `npm run bench` (after the call-overhead benchmark) or `node --import tsx bench/simulate.ts`
+ * (after `npm run build`). Measures the compiled `dist/` build, as published. `--quick` skips the
+ * 100,000-client and 10,000-client runs.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import os from "node:os";
 import { resolve } from "node:path";
@@ -11,57 +17,68 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const url = (path: string) => pathToFileURL(resolve(root, "dist", path)).href;
-if (!existsSync(resolve(root, "dist", "sim", "simulate.js"))) {
-  throw new Error("dist/ is missing: run `npm run build` first");
+if (!existsSync(resolve(root, "dist", "sim", "threads.js"))) {
+  throw new Error("dist/ is missing or stale: run `npm run build` first");
 }
 const { Simulation } = (await import(url("sim/engine.js"))) as typeof import("../src/sim/engine.js");
 const { simulate } = (await import(url("sim/simulate.js"))) as typeof import("../src/sim/simulate.js");
+const { simulateInThreads } = (await import(url("sim/threads.js"))) as typeof import("../src/sim/threads.js");
+const quick = process.argv.includes("--quick");
 
 const out: string[] = [];
 const say = (line: string) => {
   out.push(line);
   process.stderr.write(`${line}\n`);
 };
+const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
+const millions = (events: number, ms: number) => ((events / ms) * 1000) / 1e6;
 
-function best<T>(times: number, run: () => T): { ms: number; value: T } {
+async function best<T>(times: number, run: () => T | Promise<T>): Promise<{ ms: number; value: T }> {
   let bestMs = Number.POSITIVE_INFINITY;
   let value: T | undefined;
   for (let i = 0; i < times; i++) {
     const start = performance.now();
-    value = run();
+    value = await run();
     bestMs = Math.min(bestMs, performance.now() - start);
   }
   return { ms: bestMs, value: value as T };
 }
 
 say(
-  `Node ${process.version} on ${os.platform()}-${os.arch()}, ${os.availableParallelism()} CPUs (${os.cpus()[0]?.model ?? "unknown"})`,
+  `Node ${process.version} on ${os.platform()}-${os.arch()}, ${os.availableParallelism()} CPUs (${os.cpus()[0]?.model ?? "unknown"}), load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
 );
 
-// 1. The engine alone: 1,000 timers that each reschedule themselves at a random delay, 3 million events.
-{
+// 1. The event queue and loop alone: `pending` timers that each reschedule themselves at a random delay.
+for (const pending of [1000, 1_000_000]) {
   const events = 3_000_000;
-  const { ms } = best(3, () => {
+  const { ms } = await best(3, () => {
     const sim = new Simulation(1);
     let left = events;
     const tick = () => {
       if (--left > 0) sim.after(sim.random() * 100, tick);
     };
-    for (let i = 0; i < 1000; i++) sim.after(sim.random() * 100, tick);
+    for (let i = 0; i < pending; i++) sim.after(sim.random() * 100, tick);
     sim.run(Number.POSITIVE_INFINITY);
     return sim.events;
   });
   say(
-    `engine alone: ${events.toLocaleString("en-US")} events in ${ms.toFixed(0)} ms = ${(((events / ms) * 1000) / 1e6).toFixed(2)} million events/s (best of 3)`,
+    `engine alone, ${pending.toLocaleString("en-US")} pending: ${events.toLocaleString("en-US")} events in ${ms.toFixed(0)} ms = ${millions(events, ms).toFixed(2)} million events/s (best of 3)`,
   );
 }
 
 // 2. The default outage scenario, every strategy: what `robustly simulate` runs with no flags.
 {
-  const { ms, value } = best(3, () => simulate());
+  const { ms, value } = await best(3, () => simulate());
   const events = value.runs.reduce((sum, r) => sum + r.events, 0);
+  const rate = millions(events, ms);
   say(
-    `default outage scenario (1,000 clients, 300 s, 7 strategies): ${ms.toFixed(0)} ms, ${events.toLocaleString("en-US")} events = ${(((events / ms) * 1000) / 1e6).toFixed(2)} million events/s through the full model (best of 3)`,
+    `goal: events through the full outage model >= 2 million/s: ${rate.toFixed(2)} million/s (${events.toLocaleString("en-US")} events in ${ms.toFixed(0)} ms, best of 3) ${verdict(rate >= 2)}`,
+  );
+  say(
+    `goal: the 1,000-client outage with every strategy (${value.runs.length}) < 1 s: ${(ms / 1000).toFixed(2)} s ${verdict(ms < 1000)}`,
   );
   for (const r of value.runs) {
     say(
@@ -70,23 +87,81 @@ say(
   }
 }
 
-// 3. 100,000 clients: the default outage with the same offered load (think time 1,000 s, ~100 requests
-// per second) and with ten times the load the server can take (think time 10 s, 60 s, no outage).
-for (const [label, options] of [
-  [
-    "100,000 clients thinking 1,000 s, default outage, the overload experiment's exponential",
-    { think: 1_000_000, strategies: ["exponential"] },
-  ],
-  [
-    "100,000 clients thinking 10 s, 60 s, robustly's defaults",
-    { strategies: ["robustly"], duration: 60_000, outage: null },
-  ],
-] as const) {
-  const before = process.memoryUsage().rss;
-  const { ms, value } = best(1, () => simulate({ clients: [100_000], ...options }));
-  const run = value.runs[0];
+// 3. 100,000 clients, the default outage with every strategy, in a process of its own for its peak memory.
+if (!quick) {
+  const script = `
+    const { simulate } = await import(${JSON.stringify(url("sim/simulate.js"))});
+    const start = performance.now();
+    const result = simulate({ clients: [100000] });
+    const ms = performance.now() - start;
+    const events = result.runs.reduce((sum, r) => sum + r.events, 0);
+    console.log(JSON.stringify({ ms, events, maxRss: process.resourceUsage().maxRSS * 1024 }));`;
+  let measured: { ms: number; events: number; maxRss: number } | undefined;
+  let failure = "";
+  try {
+    // A heap limit of 2 GiB: a run that needs more fails the goal at once instead of swapping.
+    const text = execFileSync(
+      process.execPath,
+      ["--max-old-space-size=2048", "--input-type=module", "-e", script],
+      {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+        maxBuffer: 1 << 20,
+      },
+    );
+    measured = JSON.parse(text);
+  } catch (error) {
+    failure =
+      String((error as { stderr?: string }).stderr ?? error)
+        .split("\n")
+        .find((l) => /memory|Error/.test(l)) ?? "failed";
+  }
+  if (measured === undefined) {
+    say(`goal: 100,000 clients, every strategy, < 60 s and < 2 GB: did not finish (${failure}) FAIL`);
+  } else {
+    const gb = measured.maxRss / 2 ** 30;
+    say(
+      `goal: 100,000 clients, every strategy, < 60 s and < 2 GB: ${(measured.ms / 1000).toFixed(1)} s, peak RSS ${gb.toFixed(2)} GiB, ${measured.events.toLocaleString("en-US")} events = ${millions(measured.events, measured.ms).toFixed(2)} million/s ${verdict(measured.ms < 60_000 && gb < 2)}`,
+    );
+  }
+}
+
+// 4. Contention: time per event as the clients grow (the queue's cost per event grows as log n), and 10,000 clients.
+{
+  const counts = quick ? [1000, 2000] : [1000, 2000, 4000, 10_000];
+  const rows: { n: number; ms: number; events: number; work: number }[] = [];
+  for (const n of counts) {
+    const { ms, value } = await best(1, () => simulate({ scenario: "contention", clients: [n] }));
+    const events = value.runs.reduce((sum, r) => sum + r.events, 0);
+    const work = value.runs.reduce((sum, r) => sum + r.work, 0);
+    rows.push({ n, ms, events, work });
+    const slowest = [...value.runs].sort((a, b) => b.events - a.events)[0];
+    say(
+      `contention, ${n.toLocaleString("en-US")} clients, every strategy: ${(ms / 1000).toFixed(1)} s, ${events.toLocaleString("en-US")} events (${((ms * 1e6) / events).toFixed(0)} ns each), ${Math.round(work).toLocaleString("en-US")} writes; most events: ${slowest?.strategy} (${slowest?.events.toLocaleString("en-US")})`,
+    );
+  }
+  const last = rows.at(-1);
+  if (last !== undefined && last.n === 10_000) {
+    say(
+      `goal: contention, 10,000 clients, every strategy < 10 s: ${(last.ms / 1000).toFixed(1)} s ${verdict(last.ms < 10_000)}`,
+    );
+  }
+}
+
+// 5. AWS's contention sweep, 19 client counts (10 to 100 by 5) × 100 runs: one thread, then one per core.
+{
+  const sweep = {
+    scenario: "contention" as const,
+    clients: Array.from({ length: 19 }, (_, i) => 10 + 5 * i),
+    runs: quick ? 10 : 100,
+  };
+  const jobs = os.availableParallelism();
+  const one = await best(1, () => simulate(sweep));
+  const many = await best(1, () => simulateInThreads(sweep, { jobs }));
+  const same = JSON.stringify(one.value) === JSON.stringify(many.value);
+  const speedUp = one.ms / many.ms;
   say(
-    `${label}: ${(ms / 1000).toFixed(1)} s, ${run?.events.toLocaleString("en-US")} events = ${((((run?.events ?? 0) / ms) * 1000) / 1e6).toFixed(2)} million events/s; peak concurrency ${Math.round(run?.peakConcurrency ?? 0).toLocaleString("en-US")}; RSS grew ${((process.memoryUsage().rss - before) / 2 ** 20).toFixed(0)} MiB, recovered: ${run?.recovered}`,
+    `goal: the contention sweep (19 client counts × ${sweep.runs} runs, ${one.value.runs.length} points) on ${jobs} threads >= 1.8× one thread: ${(one.ms / 1000).toFixed(1)} s / ${(many.ms / 1000).toFixed(1)} s = ${speedUp.toFixed(2)}×, same result: ${same} ${verdict(speedUp >= 1.8 && same)}`,
   );
 }
 

@@ -105,6 +105,8 @@ describe("robustly simulate", () => {
         ["simulate", "--duration", "5 minutes"],
         "robustly: --duration must be a duration such as 1.5s, 200ms or 2m",
       ],
+      [["simulate", "--jobs", "0"], "robustly: --jobs must be an integer in [1, 256]; got"],
+      [["simulate", "--jobs", "two"], "robustly: --jobs must be an integer in [1, 256]; got"],
       [
         ["fly"],
         'robustly: unknown command "fly"; the commands are simulate, schedule, run, plot, serve, load',
@@ -120,6 +122,17 @@ describe("robustly simulate", () => {
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain("--colour");
     expect(unknown.stderr).toContain("robustly simulate --help");
+  });
+
+  it("--jobs shares the runs among threads and prints what one thread prints", () => {
+    const args = ["simulate", "--scenario", "contention", "--clients", "10,40", "--runs", "6", "--json"];
+    const one = robustly(...args, "--jobs", "1");
+    const two = robustly(...args, "--jobs", "2");
+    expect(one.status).toBe(0);
+    expect(two.status).toBe(0);
+    expect(two.stderr).toBe("");
+    expect(JSON.parse(two.stdout)).toEqual(JSON.parse(one.stdout));
+    expect(JSON.parse(one.stdout).parameters.runs).toBe(6);
   });
 
   it("robustly --version prints the package's version; robustly --help lists the commands", () => {

@@ -24,6 +24,7 @@ const KNOWN: Record<string, string> = {
   ".": "retry",
   "./testing": "VirtualClock",
   "./sim": "simulate",
+  "./sim/threads": "simulateInThreads",
   "./telemetry": "openTelemetry",
   "./fetch": "robustFetch",
   "./supervisor": "supervise",

@@ -61,6 +61,11 @@ describe("the entry points bundle for the browser", () => {
     const { modules } = await browserImports("src/supervisor/index.ts");
     expect(modules).toEqual(expect.arrayContaining(["node:worker_threads", "node:child_process"]));
   });
+
+  it("and so does robustly/sim/threads, which robustly/sim does not load", async () => {
+    const { modules } = await browserImports("src/sim/threads.ts");
+    expect(modules).toEqual(expect.arrayContaining(["node:worker_threads"]));
+  });
 });
 
 let dir: string;

@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { seededRandom } from "../src/core/random.js";
 import { Simulation } from "../src/sim/engine.js";
+import { EventQueue } from "../src/sim/event-queue.js";
 import { Outcome } from "../src/sim/outcome.js";
 
 describe("the simulation engine", () => {
@@ -62,6 +64,22 @@ describe("the simulation engine", () => {
     expect(ran).toEqual(["kept"]);
   });
 
+  it("makes errors without a stack while it runs, and restores the limit after, even after a throw", () => {
+    const limit = Error.stackTraceLimit;
+    const sim = new Simulation(1);
+    const stacks: (string | undefined)[] = [];
+    sim.after(1, () => stacks.push(new Error("inside").stack));
+    sim.run(10);
+    expect(stacks).toEqual(["Error: inside"]);
+    expect(Error.stackTraceLimit).toBe(limit);
+    sim.after(1, () => {
+      throw new Error("a broken model");
+    });
+    expect(() => sim.run(20)).toThrow("a broken model");
+    expect(Error.stackTraceLimit).toBe(limit);
+    expect(new Error("outside").stack).toContain("sim-engine.test");
+  });
+
   it("its clock is what the retry loop reads: now() and setTimer", () => {
     const sim = new Simulation(1);
     const times: number[] = [];
@@ -87,6 +105,25 @@ describe("Outcome, the synchronous thenable", () => {
     later.resolve(3); // settles once
     later.reject(new Error("ignored"));
     expect(order).toEqual(["now 1", "a 2", "b 2"]);
+  });
+
+  it("listen hears of the result without chaining; unlisten takes back only the first listener, unheard", () => {
+    const heard: string[] = [];
+    const outcome = new Outcome<number>();
+    const first = (v: number) => heard.push(`first ${v}`);
+    outcome.listen(first, () => heard.push("first failed"));
+    outcome.listen(
+      (v) => heard.push(`second ${v}`),
+      () => heard.push("second failed"),
+    );
+    outcome.unlisten((v: number) => heard.push(`other ${v}`));
+    outcome.unlisten(first);
+    outcome.resolve(4);
+    expect(heard).toEqual(["second 4"]);
+    const failed = new Outcome<number>();
+    failed.reject(new Error("no"));
+    failed.listen(first, (e) => heard.push(`failed: ${(e as Error).message}`));
+    expect(heard).toEqual(["second 4", "failed: no"]);
   });
 
   it("chains like a promise: values, thrown errors, adopted thenables, pass-through", () => {
@@ -115,5 +152,80 @@ describe("Outcome, the synchronous thenable", () => {
     const reason = new Error("no");
     rejected.reject(reason);
     expect(seen).toEqual([reason]);
+  });
+});
+
+describe("the event queue", () => {
+  // Ties at one instant are common (many clients at t = 0, timers on a grid), and a run is deterministic
+  // only if they come out in the order they went in.
+  const operations = fc.array(
+    fc.oneof(
+      fc.record({ push: fc.integer({ min: 0, max: 20 }).map((t) => t / 4) }),
+      fc.record({ cancel: fc.nat() }),
+      fc.record({ pop: fc.constant(true) }),
+    ),
+    { maxLength: 300 },
+  );
+
+  it("pops in (time, insertion) order, as a stable sort does, with cancelled events left out", () => {
+    fc.assert(
+      fc.property(operations, (ops) => {
+        const queue = new EventQueue();
+        // The reference: a plain list, sorted stably by time at each pop.
+        let reference: { at: number; id: number }[] = [];
+        const handles: { slot: number; generation: number; id: number }[] = [];
+        const popped: number[] = [];
+        const expected: number[] = [];
+        let id = 0;
+        for (const op of ops) {
+          if ("push" in op) {
+            const mine = id++;
+            const slot = queue.push(op.push, () => popped.push(mine));
+            handles.push({ slot, generation: queue.generation(slot), id: mine });
+            reference.push({ at: op.push, id: mine });
+          } else if ("cancel" in op) {
+            const handle = handles[op.cancel % Math.max(1, handles.length)];
+            if (handle === undefined) continue;
+            // Cancelling twice, or after the event ran, does nothing.
+            queue.cancel(handle.slot, handle.generation);
+            reference = reference.filter((e) => e.id !== handle.id);
+          } else {
+            reference.sort((a, b) => a.at - b.at);
+            const first = reference.shift();
+            if (first !== undefined) expected.push(first.id);
+            const at = queue.peekTime();
+            expect(at).toBe(first?.at ?? Number.POSITIVE_INFINITY);
+            queue.pop()?.();
+          }
+          expect(queue.size).toBe(reference.length);
+        }
+        reference.sort((a, b) => a.at - b.at);
+        for (const e of reference) {
+          expected.push(e.id);
+          queue.pop()?.();
+        }
+        expect(queue.pop()).toBeUndefined();
+        expect(popped).toEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("stays ordered past its initial size, with a million pending events", () => {
+    const queue = new EventQueue();
+    const random = seededRandom(5);
+    const n = 1_000_000;
+    for (let i = 0; i < n; i++) queue.push(Math.floor(random() * 1000), () => {});
+    let last = -1;
+    let outOfOrder = 0;
+    for (let i = 0; i < n; i++) {
+      const at = queue.peekTime();
+      if (at < last) outOfOrder += 1;
+      last = at;
+      queue.pop();
+    }
+    expect(outOfOrder).toBe(0);
+    expect(last).toBe(999);
+    expect(queue.size).toBe(0);
   });
 });

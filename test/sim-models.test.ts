@@ -1,9 +1,15 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { backoff } from "../src/backoff/index.js";
+import { jitter } from "../src/jitter/index.js";
+import { Pipeline } from "../src/pipeline/pipeline.js";
+import { retryPipeline } from "../src/retry/retry.js";
 import { Simulation } from "../src/sim/engine.js";
 import { Recorder } from "../src/sim/metrics.js";
 import type { Outcome } from "../src/sim/outcome.js";
+import { runOnSimulation } from "../src/sim/scenarios/clients.js";
 import { CapacityServer, FlakyServer, LatencyServer, VersionedStore } from "../src/sim/servers.js";
+import { isSimulatedTimeout, SimulatedTimeoutStep } from "../src/sim/timeout.js";
 
 const seed002 = { minDelay: 100, limit: 30, factor: 1.05, k: 15, tick: 50, backlog: 512 };
 
@@ -172,5 +178,52 @@ describe("the other servers", () => {
     );
     expect(store.version).toBe(1);
     expect(recorder.work).toBe(2);
+  });
+});
+
+describe("a simulated client's per-attempt timeout", () => {
+  /** Clients that call `client` in bursts against a server that slows down under load; what each call saw. */
+  function calls(client: Pipeline, seed: number): string[] {
+    const sim = new Simulation(seed);
+    const server = new LatencyServer(sim, new Recorder(60_000), 300, {
+      ...seed002,
+      limit: 5,
+      factor: 2,
+      k: 10,
+    });
+    const seen: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      sim.after(sim.random() * 1000, () =>
+        runOnSimulation(
+          client,
+          () => server.request(),
+          sim,
+          () => seen.push(`${i} ok at ${sim.now}`),
+          () => seen.push(`${i} failed at ${sim.now}`),
+        ),
+      );
+    }
+    sim.run(60_000);
+    return seen;
+  }
+  const policy = { maxRetries: 2, backoff: backoff.constant({ base: 50 }), jitter: jitter.full() };
+
+  it("fails and retries exactly as the library's timeout step does, with a plain record instead of an Error", () => {
+    const errors: unknown[] = [];
+    const simulated = new Pipeline([
+      ...retryPipeline({ ...policy, onError: (e) => errors.push(e) }).steps,
+      new SimulatedTimeoutStep(300),
+    ]);
+    for (const seed of [1, 2, 3]) {
+      const library = calls(retryPipeline({ ...policy, timeout: 300 }), seed);
+      expect(calls(simulated, seed)).toEqual(library);
+      expect(library.some((line) => line.includes("failed"))).toBe(true);
+    }
+    expect(errors.length).toBeGreaterThan(0);
+    for (const error of errors) {
+      expect(isSimulatedTimeout(error)).toBe(true);
+      expect(error).not.toBeInstanceOf(Error);
+      expect(error).toEqual({ name: "SimulatedTimeout", timeout: 300 });
+    }
   });
 });

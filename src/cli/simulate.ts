@@ -3,6 +3,7 @@
  * results as JSON), optionally with charts.
  */
 
+import { availableParallelism } from "node:os";
 import { SIM_LIMITS } from "../sim/schema.js";
 import {
   type RunResult,
@@ -10,8 +11,8 @@ import {
   type ScenarioName,
   type SimulateOptions,
   type SimulationResult,
-  simulate,
 } from "../sim/simulate.js";
+import { MAX_JOBS, simulateInThreads } from "../sim/threads.js";
 import { duration, integer, list, named, number, oneOf, parseCommand, UsageError } from "./args.js";
 import { progressBar } from "./progress.js";
 
@@ -29,6 +30,8 @@ Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in ke
   --failure-probability P,…  amplification: failure probabilities (default 0,0.1,…,1)
   --seed S                   seed of the run (default 1); the same seed gives the same numbers
   --runs K                   average K seeds: S, S+1, …, K at most ${SIM_LIMITS.runs} (default 1)
+  --jobs N                   worker threads to share the runs among, at most ${MAX_JOBS} (default: the cores, here ${availableParallelism()});
+                             the results are the same for any N
   --duration D               virtual duration (default outage 300s, amplification 60s)
   --outage START:LENGTH      the server's pause (default 20s:30s); "none" for none
   --think D                  mean think time between a client's requests (default 10s; amplification 100ms)
@@ -50,6 +53,7 @@ ${Object.entries(SCENARIOS)
 /** Turns the command line into `simulate` options. Throws a UsageError naming the flag. */
 export function simulateOptions(argv: readonly string[]): {
   options: SimulateOptions;
+  jobs: number;
   json: boolean;
   report: string | undefined;
   help: boolean;
@@ -128,7 +132,8 @@ export function simulateOptions(argv: readonly string[]): {
       capacity: number("capacity", v.capacity, (n) => n > 0, "a number > 0"),
     };
   }
-  return { options, json: v.json === true, report: v.report, help: v.help === true };
+  const jobs = v.jobs === undefined ? availableParallelism() : integer("jobs", v.jobs, 1, MAX_JOBS);
+  return { options, jobs, json: v.json === true, report: v.report, help: v.help === true };
 }
 
 function parse(argv: readonly string[]) {
@@ -144,6 +149,7 @@ function parse(argv: readonly string[]) {
       "failure-probability": text,
       seed: text,
       runs: text,
+      jobs: text,
       duration: text,
       outage: text,
       think: text,
@@ -235,7 +241,7 @@ export async function runSimulate(
   argv: readonly string[],
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<number> {
-  const { options, json, report, help } = simulateOptions(argv);
+  const { options, jobs, json, report, help } = simulateOptions(argv);
   if (help) {
     out.write(SIMULATE_HELP);
     return 0;
@@ -244,11 +250,14 @@ export async function runSimulate(
   const reporting = report === undefined ? undefined : await import("./report.js");
   if (reporting !== undefined) await reporting.load("--report");
   const bar = progressBar();
-  const result = simulate({
-    ...options,
-    onProgress: (done, total, fraction) =>
-      bar.update((done + fraction) / total, `run ${Math.min(done + 1, total)} of ${total}`),
-  });
+  const result = await simulateInThreads(
+    {
+      ...options,
+      onProgress: (done, total, fraction) =>
+        bar.update((done + fraction) / total, `run ${Math.min(done + 1, total)} of ${total}`),
+    },
+    { jobs },
+  );
   bar.done();
   if (json) {
     out.write(`${JSON.stringify(result)}\n`);

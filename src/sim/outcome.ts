@@ -64,6 +64,39 @@ export class Outcome<T> implements PromiseLike<T> {
     if (more !== undefined) for (const r of more) react(state, result, r.onFulfilled, r.onRejected, r.next);
   }
 
+  /**
+   * Calls one of the two when this settles (at once if it has), like `then` but building no outcome to
+   * chain on: for the simulator's own steps, which only need to hear of the result.
+   */
+  listen(onValue: (value: T) => void, onError: (error: unknown) => void): void {
+    if (this.#state !== PENDING) {
+      if (this.#state === FULFILLED) onValue(this.#result as T);
+      else onError(this.#result);
+    } else if (this.#next === undefined) {
+      this.#onFulfilled = onValue as Handler;
+      this.#onRejected = onError as Handler;
+      this.#next = HEARD;
+    } else {
+      const reaction = { onFulfilled: onValue as Handler, onRejected: onError as Handler, next: HEARD };
+      if (this.#more === undefined) this.#more = [reaction];
+      else this.#more.push(reaction);
+    }
+  }
+
+  /**
+   * Takes back the first listener `listen` gave, if `onValue` is it and it has not been called: a request
+   * its client gave up on may wait in a simulated server for a long time, and should not keep the
+   * client's state alive meanwhile.
+   */
+  unlisten(onValue: (value: T) => void): void {
+    if (this.#next !== HEARD || this.#onFulfilled !== onValue) return;
+    const more = this.#more?.shift();
+    this.#onFulfilled = more?.onFulfilled;
+    this.#onRejected = more?.onRejected;
+    this.#next = more?.next;
+    if (this.#more?.length === 0) this.#more = undefined;
+  }
+
   // biome-ignore lint/suspicious/noThenProperty: an Outcome is a thenable by design, so the retry loop can treat it as a promise
   then<A = T, B = never>(
     onFulfilled?: ((value: T) => A | PromiseLike<A>) | null,
@@ -94,6 +127,9 @@ export class Outcome<T> implements PromiseLike<T> {
     return next;
   }
 }
+
+/** The outcome `listen`'s reactions settle: settled already, so what a listener returns goes nowhere. */
+const HEARD: Outcome<unknown> = Outcome.of(undefined);
 
 /** Runs one reaction to a settled outcome and settles `next` with what it gives. */
 function react(

@@ -48,19 +48,64 @@ export interface RunResult {
   readonly series: readonly Second[];
 }
 
+/**
+ * The figures of one run that its point's result is made of: plain data, so that a run made in another
+ * thread can send them back.
+ */
+export interface Tally {
+  readonly started: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly completionTotal: number;
+  readonly attempts: number;
+  readonly work: number;
+  readonly peakConcurrency: number;
+  readonly rejected: number;
+  readonly events: number;
+  readonly recovered: boolean | null;
+  readonly recoveryTime: number | null;
+  readonly baseline: number | null;
+  readonly batchTime: number | null;
+  readonly capacityUse: number | null;
+  /** The per-second figures, kept for the first seed of a point only (the result reports those). */
+  readonly series: readonly Second[] | null;
+}
+
+/** What `summarize` needs of `single`, with its per-second series when `withSeries`. */
+export function tally(single: Single, withSeries: boolean): Tally {
+  const r = single.recorder;
+  return {
+    started: r.started,
+    succeeded: r.succeeded,
+    failed: r.failed,
+    completionTotal: r.completionTotal,
+    attempts: r.attempts,
+    work: r.work,
+    peakConcurrency: r.peakConcurrency,
+    rejected: r.errors.reduce((a, b) => a + b, 0),
+    events: single.events,
+    recovered: single.recovered,
+    recoveryTime: single.recoveryTime,
+    baseline: single.baseline,
+    batchTime: single.batchTime,
+    capacityUse: single.capacityUse,
+    series: withSeries ? r.series() : null,
+  };
+}
+
 const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
-/** The figures of `singles`, one per seed, as one result. */
+/** The figures of `singles`, one per seed (the first with its series), as one result. */
 export function summarize(
   strategy: Strategy,
   clients: number,
   failureProbability: number | null,
   seeds: readonly number[],
-  singles: readonly Single[],
+  singles: readonly Tally[],
 ): RunResult {
-  const first = singles[0] as Single;
-  const per = (f: (s: Single) => number) => mean(singles.map(f));
-  const finished = (s: Single) => s.recorder.succeeded + s.recorder.failed;
+  const first = singles[0] as Tally;
+  const per = (f: (s: Tally) => number) => mean(singles.map(f));
+  const finished = (s: Tally) => s.succeeded + s.failed;
   const withFinished = singles.filter((s) => finished(s) > 0);
   const recoveredSeeds = singles.filter((s) => s.recovered === true);
   return {
@@ -73,22 +118,20 @@ export function summarize(
     recovered: first.recovered === null ? null : recoveredSeeds.length * 2 > singles.length,
     recoveryTime:
       recoveredSeeds.length === 0 ? null : mean(recoveredSeeds.map((s) => s.recoveryTime as number)),
-    peakConcurrency: per((s) => s.recorder.peakConcurrency),
-    amplification: per((s) => (s.recorder.started === 0 ? 0 : s.recorder.attempts / s.recorder.started)),
-    successRate: per((s) => (s.recorder.started === 0 ? 0 : s.recorder.succeeded / s.recorder.started)),
-    unfinished: per((s) => s.recorder.started - finished(s)),
-    work: per((s) => s.recorder.work),
+    peakConcurrency: per((s) => s.peakConcurrency),
+    amplification: per((s) => (s.started === 0 ? 0 : s.attempts / s.started)),
+    successRate: per((s) => (s.started === 0 ? 0 : s.succeeded / s.started)),
+    unfinished: per((s) => s.started - finished(s)),
+    work: per((s) => s.work),
     completionTime:
-      withFinished.length === 0
-        ? null
-        : mean(withFinished.map((s) => s.recorder.completionTotal / finished(s))),
-    logicalRequests: per((s) => s.recorder.started),
-    attempts: per((s) => s.recorder.attempts),
+      withFinished.length === 0 ? null : mean(withFinished.map((s) => s.completionTotal / finished(s))),
+    logicalRequests: per((s) => s.started),
+    attempts: per((s) => s.attempts),
     baseline: first.baseline === null ? null : per((s) => s.baseline as number),
     events: per((s) => s.events),
     batchTime: singles.every((s) => s.batchTime !== null) ? per((s) => s.batchTime as number) : null,
-    rejected: per((s) => s.recorder.errors.reduce((a, b) => a + b, 0)),
+    rejected: per((s) => s.rejected),
     capacityUse: first.capacityUse === null ? null : per((s) => s.capacityUse ?? 0),
-    series: first.recorder.series(),
+    series: first.series ?? [],
   };
 }

@@ -7,7 +7,7 @@
 
 import { OptionError } from "../core/errors.js";
 import { checkKeys, read } from "../core/schema.js";
-import { type RunResult, summarize } from "./results.js";
+import { type RunResult, summarize, type Tally, tally } from "./results.js";
 import { amplification } from "./scenarios/amplification.js";
 import { contention } from "./scenarios/contention.js";
 import { metastable } from "./scenarios/metastable.js";
@@ -204,37 +204,31 @@ interface Grid {
   readonly seeds: readonly number[];
 }
 
-/** Runs every point of `grid`, one result per strategy and point, telling `onProgress` as it goes. */
-function runGrid(
-  runner: Scenario,
-  r: Resolved,
-  grid: Grid,
-  onProgress: SimulateOptions["onProgress"],
-): RunResult[] {
-  const { strategies, clients, probabilities, seeds } = grid;
-  const total = strategies.length * clients.length * probabilities.length * seeds.length;
-  let done = 0;
-  const results: RunResult[] = [];
-  for (const failureProbability of probabilities) {
-    for (const count of clients) {
-      for (const strategy of strategies) {
-        const singles = seeds.map((s) => {
-          const single = runner.run(r, {
-            strategy,
-            clients: count,
-            failureProbability,
-            seed: s,
-            onSlice: (fraction) => onProgress?.(done, total, fraction),
-          });
-          done += 1;
-          onProgress?.(done, total, 0);
-          return single;
-        });
-        results.push(summarize(strategy, count, failureProbability, seeds, singles));
-      }
-    }
-  }
-  return results;
+/** Unit `unit` of `grid`: its point and seed. Units run seed by seed, strategy by strategy, then by count and probability. */
+function unitOf(grid: Grid, unit: number) {
+  const { strategies, clients, seeds } = grid;
+  const seed = unit % seeds.length;
+  const point = (unit - seed) / seeds.length;
+  const strategy = point % strategies.length;
+  const rest = (point - strategy) / strategies.length;
+  const count = rest % clients.length;
+  const probability = (rest - count) / clients.length;
+  return { seed, strategy, count, probability };
+}
+
+/**
+ * A simulation taken apart: `total` runs (one strategy at one point on one seed), each of which `run`
+ * makes on its own, in any order and in any thread, and `assemble`, which makes the result from their
+ * tallies in unit order. The same units give the same result however they were shared out.
+ */
+export interface Plan {
+  readonly total: number;
+  /** The client count of unit `unit` (a rough measure of its cost). */
+  clientsOf(unit: number): number;
+  /** Runs unit `unit`; `onSlice` hears the fraction of it done as virtual time passes. */
+  run(unit: number, onSlice?: (fraction: number) => void): Tally;
+  /** The result, from every unit's tally in unit order. */
+  assemble(tallies: readonly Tally[]): SimulationResult;
 }
 
 /**
@@ -259,13 +253,10 @@ function checkTimeoutAgainstServer(r: Resolved): void {
 }
 
 /**
- * Runs a scenario and returns one result per strategy and parameter point.
- *
- * @example
- * const { runs } = simulate({ scenario: "outage", strategies: ["fixed", "exponential"], seed: 7 });
- * runs.map((r) => [r.strategy, r.recovered]); // [["fixed", false], ["exponential", true]]
+ * Checks `options` and takes the simulation they ask for apart into its runs (see `Plan`). `simulate` runs
+ * them one after the other; the Node.js entry `robustly/sim/threads` shares them among worker threads.
  */
-export function simulate(options: SimulateOptions = {}): SimulationResult {
+export function plan(options: SimulateOptions = {}): Plan {
   checkKeys(SIMULATE_SCHEMA, options);
   const scenario = options.scenario ?? "outage";
   if (!(scenario in SCENARIOS)) {
@@ -296,26 +287,75 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
   const r = resolve(runner, options);
   if (scenario === "outage") checkTimeoutAgainstServer(r);
   const seeds = Array.from({ length: runs }, (_, i) => seed + i);
-  const grid = { strategies, clients, probabilities, seeds };
-  const results = runGrid(runner, r, grid, options.onProgress);
-  const reported = runner.parameters(r);
+  const grid: Grid = { strategies, clients, probabilities, seeds };
+  const points = strategies.length * clients.length * probabilities.length;
   return {
-    scenario,
-    seed,
-    parameters: {
-      duration: r.duration,
-      outage: r.outage,
-      think: reported.think,
-      timeout: reported.timeout,
-      server: reported.server,
-      throttledStore: r.throttledStore,
-      batch: reported.batch,
-      latencyServer: r.latencyServer,
-      flakyServer: r.flakyServer,
-      capacityServer: r.capacityServer,
-      store: r.store,
-      runs,
+    total: points * seeds.length,
+    clientsOf: (unit) => clients[unitOf(grid, unit).count] as number,
+    run: (unit, onSlice) => {
+      const u = unitOf(grid, unit);
+      const single = runner.run(r, {
+        strategy: strategies[u.strategy] as Strategy,
+        clients: clients[u.count] as number,
+        failureProbability: probabilities[u.probability] as number | null,
+        seed: seeds[u.seed] as number,
+        onSlice: onSlice ?? (() => {}),
+      });
+      return tally(single, u.seed === 0);
     },
-    runs: results,
+    assemble: (tallies) => {
+      const results: RunResult[] = [];
+      for (let point = 0; point < points; point++) {
+        const u = unitOf(grid, point * seeds.length);
+        results.push(
+          summarize(
+            strategies[u.strategy] as Strategy,
+            clients[u.count] as number,
+            probabilities[u.probability] as number | null,
+            seeds,
+            tallies.slice(point * seeds.length, (point + 1) * seeds.length),
+          ),
+        );
+      }
+      const reported = runner.parameters(r);
+      return {
+        scenario,
+        seed,
+        parameters: {
+          duration: r.duration,
+          outage: r.outage,
+          think: reported.think,
+          timeout: reported.timeout,
+          server: reported.server,
+          throttledStore: r.throttledStore,
+          batch: reported.batch,
+          latencyServer: r.latencyServer,
+          flakyServer: r.flakyServer,
+          capacityServer: r.capacityServer,
+          store: r.store,
+          runs,
+        },
+        runs: results,
+      };
+    },
   };
+}
+
+/**
+ * Runs a scenario and returns one result per strategy and parameter point.
+ *
+ * @example
+ * const { runs } = simulate({ scenario: "outage", strategies: ["fixed", "exponential"], seed: 7 });
+ * runs.map((r) => [r.strategy, r.recovered]); // [["fixed", false], ["exponential", true]]
+ */
+export function simulate(options: SimulateOptions = {}): SimulationResult {
+  const planned = plan(options);
+  const onProgress = options.onProgress;
+  const { total } = planned;
+  const tallies: Tally[] = [];
+  for (let unit = 0; unit < total; unit++) {
+    tallies.push(planned.run(unit, (fraction) => onProgress?.(unit, total, fraction)));
+    onProgress?.(unit + 1, total, 0);
+  }
+  return planned.assemble(tallies);
 }

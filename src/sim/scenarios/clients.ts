@@ -3,16 +3,16 @@
  * pipeline on the simulation's clock), the server they call, the samples taken every second and the
  * judgement of recovery after an outage.
  */
-import { TimeoutError } from "../../core/errors.js";
 import { settleWith } from "../../core/invoke.js";
 import type { Random } from "../../core/random.js";
 import { Scope } from "../../pipeline/context.js";
-import type { Pipeline } from "../../pipeline/pipeline.js";
+import { Pipeline } from "../../pipeline/pipeline.js";
 import { retryPipeline } from "../../retry/retry.js";
 import { Simulation } from "../engine.js";
 import { Recorder, recovery } from "../metrics.js";
 import { CapacityServer, FlakyServer, LatencyServer } from "../servers.js";
 import type { Strategy } from "../strategies.js";
+import { isSimulatedTimeout, SimulatedTimeoutStep } from "../timeout.js";
 import type { Resolved, Run, ServerKind, Single } from "./scenario.js";
 
 /** An exponentially distributed draw with the given mean (inverse transform). */
@@ -39,15 +39,19 @@ interface Population {
 
 /** Starts `clients` simulated clients, each calling the retry loop with the strategy's policy. */
 function populate(sim: Simulation, recorder: Recorder, p: Population): void {
-  // A simulated client is a pipeline on the simulation's clock, the very one `retry` builds.
-  const client = retryPipeline<unknown>({
+  // A simulated client is a pipeline on the simulation's clock, the very one `retry` builds, with the
+  // simulator's per-attempt timeout in the place of the library's (see `SimulatedTimeoutStep`).
+  const retrying = retryPipeline<unknown>({
     ...p.strategy.policy,
     ...p.strategy.guards?.(sim.clock, sim.random),
-    timeout: p.timeout,
     onError: (error) => {
-      if (error instanceof TimeoutError) recorder.timedOut(sim.now);
+      if (isSimulatedTimeout(error)) recorder.timedOut(sim.now);
     },
   });
+  const client =
+    p.timeout >= 0 && p.timeout < Number.POSITIVE_INFINITY
+      ? new Pipeline([...retrying.steps, new SimulatedTimeoutStep(p.timeout)])
+      : retrying;
   const operation = () => {
     recorder.attempts += 1;
     return p.operation();
