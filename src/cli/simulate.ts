@@ -13,6 +13,7 @@ import {
   simulate,
 } from "../sim/simulate.js";
 import { duration, integer, list, named, number, oneOf, parseCommand, UsageError } from "./args.js";
+import { checkOutDir } from "./out-files.js";
 import { progressBar } from "./progress.js";
 
 export const SIMULATE_HELP = `robustly simulate: what each retry strategy does to a struggling server
@@ -241,6 +242,7 @@ export async function runSimulate(
     return 0;
   }
   // Check before a long run that --report can be written.
+  if (report !== undefined) await checkOutDir("--report", report, ["index.html"]);
   const reporting = report === undefined ? undefined : await import("./report.js");
   if (reporting !== undefined) await reporting.load("--report");
   const bar = progressBar();
