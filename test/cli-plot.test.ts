@@ -7,6 +7,7 @@ import { backoff, type Jitter, jitter, seededRandom } from "robustly";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UsageError } from "../src/cli/args.js";
 import { CHANGED_COLOR, runPlot } from "../src/cli/plot.js";
+import { load, MAX_CHART_WIDTH, renderSpec, svgWidth } from "../src/cli/render.js";
 import { schedule } from "../src/cli/schedule.js";
 
 const dirs: string[] = [];
@@ -283,5 +284,40 @@ describe("robustly plot (a policy)", () => {
     await expect(runPlot(["stray"])).rejects.toThrow(UsageError);
     await expect(runPlot(["--retries", "0"])).rejects.toThrow(UsageError);
     await expect(runPlot(["--backoff", "quadratic"])).rejects.toThrow(UsageError);
+  });
+});
+
+describe("every chart fits a 1280 px screen", () => {
+  const view = (width: number) => ({
+    width,
+    height: 200,
+    data: { values: [{ x: 0, y: 1, series: "a series with a long name in the legend" }] },
+    mark: "line" as const,
+    encoding: {
+      x: { field: "x", type: "quantitative" as const },
+      y: { field: "y", type: "quantitative" as const },
+      color: { field: "series", type: "nominal" as const },
+    },
+  });
+  const viewBox = (svg: string) => /viewBox="([^"]*)"/.exec(svg)?.[1];
+
+  it("a wide single view is laid out again to 1280 px, a wide composite scaled down whole", async () => {
+    const { vega, vegaLite } = await load();
+    const single = await renderSpec(vega, vegaLite, view(1500));
+    expect(svgWidth(single)).toBe(MAX_CHART_WIDTH);
+    expect(viewBox(single)).toBe(`0 0 ${MAX_CHART_WIDTH} ${/height="([\d.]+)"/.exec(single)?.[1]}`);
+    const wide = await renderSpec(vega, vegaLite, { hconcat: [view(800), view(800)] });
+    expect(svgWidth(wide)).toBe(MAX_CHART_WIDTH);
+    expect(Number(viewBox(wide)?.split(" ")[2])).toBeGreaterThan(1600);
+    const narrow = await renderSpec(vega, vegaLite, view(300));
+    expect(svgWidth(narrow)).toBeLessThan(MAX_CHART_WIDTH);
+    expect(viewBox(narrow)).toBe(`0 0 ${svgWidth(narrow)} ${/height="([\d.]+)"/.exec(narrow)?.[1]}`);
+  });
+
+  it("robustly plot's figures are all within it", async () => {
+    const dir = tempDir();
+    for (const path of await plot("--out", dir)) {
+      if (path.endsWith(".svg")) expect(svgWidth(read(path)), path).toBeLessThanOrEqual(MAX_CHART_WIDTH);
+    }
   });
 });

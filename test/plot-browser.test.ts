@@ -1,6 +1,15 @@
-// A chart of `robustly plot` drawn by a real browser: headless Chromium takes a screenshot of the SVG, and
-// the PNG must show a chart (a fair share of non-white pixels, some of them coloured: the lines).
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+// The charts of `robustly plot` and `simulate --report` drawn by a real browser: headless Chromium takes a
+// screenshot of an SVG, and the PNG must show a chart (a fair share of non-white pixels, some of them
+// coloured: the lines); and every chart the CLI draws is at most 1280 px wide as Chromium lays it out.
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -8,7 +17,10 @@ import { pathToFileURL } from "node:url";
 import { inflateSync } from "node:zlib";
 import { expect, it } from "vitest";
 import { runPlot } from "../src/cli/plot.js";
+import { writeReport } from "../src/cli/report.js";
+import { SCENARIOS, type ScenarioName, type SimulateOptions, simulate } from "../src/sim/simulate.js";
 import { type Browser, startChromium } from "./support/chromium.js";
+import { connectDevTools } from "./support/devtools.js";
 
 const WIDTH = 900;
 const HEIGHT = 500;
@@ -126,6 +138,83 @@ it("headless Chromium draws the backoff strategies chart", { timeout: 60_000 }, 
     expect(ink / pixels).toBeGreaterThan(0.03);
     expect(ink / pixels).toBeLessThan(0.6);
     expect(coloured).toBeGreaterThan(2000);
+  } finally {
+    browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** A laptop's screen: no chart may be wider. */
+const SCREEN = 1280;
+/** Where the screenshots of every chart are left, to look at. */
+const SHOTS = join(tmpdir(), "robustly-chart-screenshots");
+
+/** Small runs of each scenario: the charts' layout (titles, legends) does not depend on their length. */
+const SMALL: Record<ScenarioName, SimulateOptions> = {
+  outage: { scenario: "outage", clients: [200], duration: 30_000, outage: { start: 5000, length: 10_000 } },
+  contention: { scenario: "contention" },
+  amplification: { scenario: "amplification", failureProbability: [0, 0.5, 1], duration: 5000 },
+  "throttled-store": { scenario: "throttled-store", batch: 2000 },
+  metastable: {
+    scenario: "metastable",
+    clients: [200],
+    duration: 30_000,
+    outage: { start: 5000, length: 10_000 },
+  },
+};
+
+it("every chart the CLI draws is at most 1280 px wide in Chromium", { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "robustly-chart-widths-"));
+  let browser: Browser | undefined;
+  try {
+    const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
+    expect(await runPlot(["--out", join(dir, "plot")], quiet)).toBe(0);
+    expect(Object.keys(SMALL).sort()).toEqual(Object.keys(SCENARIOS).sort());
+    for (const options of Object.values(SMALL)) {
+      await writeReport(simulate(options), join(dir, options.scenario as string));
+    }
+    const svgs = readdirSync(dir, { recursive: true, encoding: "utf8" })
+      .filter((file) => file.endsWith(".svg"))
+      .sort();
+    // Five figures of plot, and two or three charts of each scenario.
+    expect(svgs.length).toBeGreaterThanOrEqual(5 + 2 * Object.keys(SMALL).length);
+
+    // A screen wider than the limit, so that a wider chart would show its full width.
+    const viewport = { width: 2000, height: 1200 };
+    browser = startChromium(
+      [`--window-size=${viewport.width},${viewport.height}`, "about:blank"],
+      110_000,
+      true,
+    );
+    const page = await connectDevTools(browser).newPage();
+    await page.send("Emulation.setDeviceMetricsOverride", {
+      ...viewport,
+      deviceScaleFactor: 1,
+      mobile: false,
+    });
+    rmSync(SHOTS, { recursive: true, force: true });
+    mkdirSync(SHOTS, { recursive: true });
+    const widths: Record<string, number> = {};
+    for (const file of svgs) {
+      await page.navigate(pathToFileURL(join(dir, file)).href);
+      const box = await page.evaluate<{ width: number; height: number }>(
+        "(({ width, height }) => ({ width, height }))(document.documentElement.getBoundingClientRect())",
+      );
+      widths[file] = box.width;
+      const { data } = (await page.send("Page.captureScreenshot", {
+        format: "png",
+        clip: { x: 0, y: 0, width: box.width, height: box.height, scale: 1 },
+        captureBeyondViewport: true,
+      })) as { data: string };
+      writeFileSync(
+        join(SHOTS, file.replace(/[/\\]/g, "-").replace(/\.svg$/, ".png")),
+        Buffer.from(data, "base64"),
+      );
+    }
+    expect(page.errors).toEqual([]);
+    expect(Object.values(widths).every((w) => w > 400)).toBe(true);
+    expect(Object.entries(widths).filter(([, width]) => width > SCREEN)).toEqual([]);
+    expect(readdirSync(SHOTS)).toHaveLength(svgs.length);
   } finally {
     browser?.close();
     rmSync(dir, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import type { RetryOptions, RetryPolicy } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
 import { OUTAGE_STRATEGIES } from "../sim/strategies.js";
 import { duration, integer, oneOf, UsageError } from "./args.js";
+import { commandProgress } from "./progress.js";
 import { isLoopback } from "./serve.js";
 
 /** The most clients one load generator runs. */
@@ -36,6 +37,8 @@ Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms.
   --timeout D      per-attempt timeout (default 2s)
   --duration D     stop after this long (default: run until SIGINT or SIGTERM)
   --interval D     how often to print the rates (default 5s)
+  --quiet          no progress bar on stderr (it shows only on a terminal: the time run, against
+                   --duration when given, and the requests in flight)
   -h, --help       this help
 
 Strategies:
@@ -285,6 +288,20 @@ export function startLoad(options: LoadOptions): RunningLoad {
   };
 }
 
+/** What the progress bar of a load shows: the time run (of `duration`, when given) and the requests. */
+export function loadProgress(
+  counts: Counts,
+  elapsed: number,
+  duration: number | undefined,
+): { fraction: number | undefined; label: string } {
+  const s = (ms: number) => `${Math.floor(ms / 1000)} s`;
+  const time = duration === undefined ? s(elapsed) : `${s(elapsed)} of ${s(duration)}`;
+  return {
+    fraction: duration === undefined ? undefined : elapsed / duration,
+    label: `${time}, ${counts.requests} requests, ${counts.inFlight} in flight`,
+  };
+}
+
 /** `OK: 98.00 req/sec, errors: 0.00 req/sec, timedout: 0.00 req/sec`, as the reference client prints. */
 export function rateLine(from: Counts, to: Counts, ms: number): string {
   const rate = (n: number) => (ms > 0 ? (n * 1000) / ms : 0).toFixed(2);
@@ -306,6 +323,7 @@ function parse(argv: readonly string[]) {
         timeout: text,
         duration: text,
         interval: text,
+        quiet: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -320,6 +338,7 @@ export function loadOptions(argv: readonly string[]): {
   duration: number | undefined;
   interval: number;
   help: boolean;
+  quiet: boolean;
 } {
   const v = parse(argv).values;
   const url = v.url ?? "http://127.0.0.1:8070/";
@@ -379,7 +398,7 @@ export function loadOptions(argv: readonly string[]): {
           86_400_000,
           "between 100ms and 24h",
         );
-  return { options, duration: runFor, interval, help: v.help === true };
+  return { options, duration: runFor, interval, help: v.help === true, quiet: v.quiet === true };
 }
 
 /**
@@ -389,19 +408,27 @@ export function loadOptions(argv: readonly string[]): {
 export async function runLoad(
   argv: readonly string[],
   out: NodeJS.WritableStream = process.stdout,
-  errors: NodeJS.WritableStream = process.stderr,
+  errors: NodeJS.WriteStream = process.stderr,
 ): Promise<number> {
-  const { options, duration: runFor, interval, help } = loadOptions(argv);
+  const { options, duration: runFor, interval, help, quiet } = loadOptions(argv);
   if (help) {
     out.write(LOAD_HELP);
     return 0;
   }
   const load = startLoad(options);
+  const startedAt = performance.now();
   let last = load.snapshot();
-  let lastAt = performance.now();
+  let lastAt = startedAt;
+  const bar = commandProgress(errors, quiet);
+  const ticker = setInterval(() => {
+    const { fraction, label } = loadProgress(load.snapshot(), performance.now() - startedAt, runFor);
+    bar.update(fraction, label);
+  }, 250);
   const printer = setInterval(() => {
     const now = performance.now();
     const counts = load.snapshot();
+    // The bar's line is cleared first: the rates may go to the same terminal.
+    bar.done();
     out.write(`${rateLine(last, counts, now - lastAt)}\n`);
     last = counts;
     lastAt = now;
@@ -424,6 +451,8 @@ export async function runLoad(
   });
   clearTimeout(deadline);
   clearInterval(printer);
+  clearInterval(ticker);
+  bar.done();
   const summary = await load.stop();
   const seconds = summary.elapsed / 1000;
   const none = { ok: 0, errors: 0, timedOut: 0, answered: 0, requests: 0, inFlight: 0 };

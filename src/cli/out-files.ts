@@ -6,8 +6,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
-import { lstat, mkdir, open, rename, rm, writeFile } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { access, stat as fsStat, lstat, mkdir, open, rename, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "./args.js";
 
 /** The bytes of a file read to find the mark: it sits near the start. */
@@ -80,4 +80,53 @@ export async function replaceFile(path: string, text: string): Promise<void> {
     await rm(temp, { force: true });
     throw error;
   }
+}
+
+/** The Stats of what `path` names (through links), or the error code that stopped stat. */
+async function statOrCode(path: string): Promise<Stats | string> {
+  try {
+    return await fsStat(path);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? "an error";
+  }
+}
+
+const writable = (path: string) =>
+  access(path, constants.W_OK | constants.X_OK).then(
+    () => true,
+    () => false,
+  );
+
+/**
+ * Why the directory `dir` cannot take a command's files, or undefined when it can: it exists and is a
+ * writable directory in which none of `files` is a directory, or it is missing and its nearest existing
+ * ancestor is a writable directory (the command makes the rest).
+ */
+export async function outDirProblem(dir: string, files: readonly string[] = []): Promise<string | undefined> {
+  const target = resolve(dir);
+  for (let path = target; ; path = dirname(path)) {
+    const found = await statOrCode(path);
+    // ENOTDIR: a file sits somewhere above; going up finds it and says so.
+    if (found === "ENOENT" || found === "ENOTDIR") continue;
+    const what = path === target ? "it" : path;
+    if (typeof found === "string") return `${what} cannot be read (${found})`;
+    if (!found.isDirectory()) return `${what} is not a directory`;
+    if (!(await writable(path)))
+      return path === target ? "it is not writable" : `${path} is not writable, so it cannot be made`;
+    if (path !== target) return undefined;
+    for (const file of files) {
+      const inside = await statOrCode(join(path, file));
+      if (typeof inside !== "string" && inside.isDirectory()) return `${join(dir, file)} is a directory`;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Checks, before any work, that the directory `dir` given by `flag` can take the command's files (see
+ * `outDirProblem`); else throws a UsageError naming the flag, the path and why.
+ */
+export async function checkOutDir(flag: string, dir: string, files: readonly string[] = []): Promise<void> {
+  const problem = await outDirProblem(dir, files);
+  if (problem !== undefined) throw new UsageError(`${flag} ${dir}: ${problem}`);
 }

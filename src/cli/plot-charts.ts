@@ -33,9 +33,9 @@ const frame = (title: string, subtitle: string) => ({
   config: CHART_CONFIG,
 });
 
-const legend = (title: string) => ({
+const legend = (title: string, orient: "right" | "bottom" = "right") => ({
   title,
-  orient: "right" as const,
+  orient,
   labelLimit: 0,
   symbolStrokeWidth: 3,
 });
@@ -89,7 +89,12 @@ export function seriesSpec(options: {
 }
 
 /** The three layers of a jitter chart: the raw backoff, the delay, and the points the jitter changed. */
-function jitterLayers(labels: readonly [string, string, string], n: number, yTitle: string): unknown[] {
+function jitterLayers(
+  labels: readonly [string, string, string],
+  n: number,
+  yTitle: string,
+  legendOrient: "right" | "bottom",
+): unknown[] {
   const [rawLabel, delayLabel, changedLabel] = labels;
   const x = retriesAxis("retries so far (x)", 0, n);
   const y = (field: string) => ({ field, type: "quantitative" as const, title: yTitle });
@@ -97,7 +102,7 @@ function jitterLayers(labels: readonly [string, string, string], n: number, yTit
     datum,
     type: "nominal" as const,
     scale: { domain: [...labels], range: [RAW_COLOR, DELAY_COLOR, CHANGED_COLOR] },
-    legend: legend("lines and points"),
+    legend: legend("lines and points", legendOrient),
   });
   return [
     {
@@ -137,7 +142,13 @@ export function jitterSpec(options: {
   labels: readonly [string, string, string];
   panels?: readonly string[];
 }): TopLevelSpec {
-  const layer = jitterLayers(options.labels, options.n, options.yTitle);
+  // Panels take the width, three a row: their legend goes under them, so that the chart fits a screen.
+  const layer = jitterLayers(
+    options.labels,
+    options.n,
+    options.yTitle,
+    options.panels === undefined ? "right" : "bottom",
+  );
   const values = options.rows.map((r) => ({
     ...r,
     label: `${r.panel === undefined ? "" : `${r.panel}: `}jitter changed the delay at x=${r.x}`,

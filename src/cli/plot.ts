@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { seededRandom } from "../core/random.js";
 import { integer, parseCommand } from "./args.js";
-import { mayReplace, outDir, replaceFile } from "./out-files.js";
+import { checkOutDir, mayReplace, outDir, replaceFile } from "./out-files.js";
 import type { Chart } from "./plot-charts.js";
 import { backoffFigure, jitterFigure, policyFigure, seed001Figure, seed002Figures } from "./plot-figures.js";
 import { POLICY_FLAGS, POLICY_HELP, policyConfig, policyOptions } from "./policy-flags.js";
@@ -95,6 +95,7 @@ export async function runPlot(
   }
   const n = integer("retries", v.retries ?? "10", 1, MAX_PLOTTED_RETRIES);
   const dir = v.out ?? "plots";
+  await checkOutDir("--out", dir, ["index.html"]);
   const options = policyOptions(v);
   const given = v as Readonly<Record<string, unknown>>;
   const seed = given.seed === undefined ? DEFAULT_SEED : Number(given.seed);

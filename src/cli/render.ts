@@ -45,8 +45,10 @@ export const CHART_CONFIG = {
   legend: { labelFontSize: 11, titleFontSize: 12 },
 } as const;
 
-/** Renders a Vega-Lite spec to SVG text, in Node (no browser, no canvas). */
-export async function renderSpec(vega: Vega, vegaLite: VegaLite, spec: TopLevelSpec): Promise<string> {
+/** The widest chart drawn, in px: a laptop's screen. */
+export const MAX_CHART_WIDTH = 1280;
+
+async function toSvg(vega: Vega, vegaLite: VegaLite, spec: TopLevelSpec): Promise<string> {
   const compiled = vegaLite.compile(spec).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: "none", logLevel: vega.Error });
   try {
@@ -54,6 +56,34 @@ export async function renderSpec(vega: Vega, vegaLite: VegaLite, spec: TopLevelS
   } finally {
     view.finalize();
   }
+}
+
+/** The width and height on an SVG's root element. */
+const ROOT_SIZE = /^(<svg[^>]*?\swidth=")([\d.]+)("\s+height=")([\d.]+)"/;
+export const svgWidth = (svg: string): number => Number(ROOT_SIZE.exec(svg)?.[2] ?? Number.NaN);
+
+/** A spec of several views (facets, concatenations, repeats): Vega-Lite cannot fit these to a width. */
+const composite = (spec: TopLevelSpec) =>
+  ["facet", "concat", "hconcat", "vconcat", "repeat"].some((key) => key in spec);
+
+/**
+ * Renders a Vega-Lite spec to SVG text, in Node (no browser, no canvas), at most `MAX_CHART_WIDTH` wide:
+ * a wider single or layered view is laid out again to fit (its plot narrows, its text keeps its size),
+ * and anything still wider is scaled down whole.
+ */
+export async function renderSpec(vega: Vega, vegaLite: VegaLite, spec: TopLevelSpec): Promise<string> {
+  const svg = await toSvg(vega, vegaLite, spec);
+  if (svgWidth(svg) <= MAX_CHART_WIDTH) return svg;
+  if (!composite(spec)) {
+    const fit = { width: MAX_CHART_WIDTH, autosize: { type: "fit-x", contains: "padding" } };
+    const fitted = await toSvg(vega, vegaLite, { ...spec, ...fit } as TopLevelSpec);
+    if (svgWidth(fitted) <= MAX_CHART_WIDTH) return fitted;
+  }
+  // The viewBox keeps the drawing's coordinates: a smaller width and height scale all of it.
+  return svg.replace(ROOT_SIZE, (_, start: string, width: string, middle: string, height: string) => {
+    const scale = MAX_CHART_WIDTH / Number(width);
+    return `${start}${MAX_CHART_WIDTH}${middle}${Math.round(Number(height) * scale)}"`;
+  });
 }
 
 const ESCAPES: Record<string, string> = {

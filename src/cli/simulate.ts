@@ -14,7 +14,8 @@ import {
 } from "../sim/simulate.js";
 import { MAX_JOBS, simulateInThreads } from "../sim/threads.js";
 import { duration, integer, list, named, number, oneOf, parseCommand, UsageError } from "./args.js";
-import { progressBar } from "./progress.js";
+import { checkOutDir } from "./out-files.js";
+import { commandProgress } from "./progress.js";
 
 export const SIMULATE_HELP = `robustly simulate: what each retry strategy does to a struggling server
 
@@ -41,7 +42,9 @@ Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in ke
   --failure P --latency D    the flaky server (0.1, 10ms)
   --capacity N               the capacity server: requests per second (100); latency from --latency (100ms)
   --json                     print the full results as JSON
-  --report DIR               write SVG charts and an HTML page to DIR
+  --report DIR               write SVG charts and an HTML page to DIR (checked before the run)
+  --quiet                    no progress bar and no list of files written on stderr (the bar shows
+                             only on a terminal, for runs over a second)
   -h, --help                 this help
 
 Strategies:
@@ -57,6 +60,7 @@ export function simulateOptions(argv: readonly string[]): {
   json: boolean;
   report: string | undefined;
   help: boolean;
+  quiet: boolean;
 } {
   const parsed = parse(argv);
   const v = parsed.values;
@@ -133,7 +137,14 @@ export function simulateOptions(argv: readonly string[]): {
     };
   }
   const jobs = v.jobs === undefined ? availableParallelism() : integer("jobs", v.jobs, 1, MAX_JOBS);
-  return { options, jobs, json: v.json === true, report: v.report, help: v.help === true };
+  return {
+    options,
+    jobs,
+    json: v.json === true,
+    report: v.report,
+    help: v.help === true,
+    quiet: v.quiet === true,
+  };
 }
 
 function parse(argv: readonly string[]) {
@@ -167,6 +178,7 @@ function parse(argv: readonly string[]) {
       batch: text,
       json: { type: "boolean" },
       report: text,
+      quiet: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -236,20 +248,25 @@ function describeRun(result: SimulationResult): string {
   return parts.join(", ");
 }
 
-/** Runs `robustly simulate` with `argv`, writing to `out`. Returns the exit status. */
+/**
+ * Runs `robustly simulate` with `argv`, writing to `out`, the progress bar and the files written to
+ * `errors`. Returns the exit status.
+ */
 export async function runSimulate(
   argv: readonly string[],
   out: NodeJS.WritableStream = process.stdout,
+  errors: NodeJS.WriteStream = process.stderr,
 ): Promise<number> {
-  const { options, jobs, json, report, help } = simulateOptions(argv);
+  const { options, jobs, json, report, help, quiet } = simulateOptions(argv);
   if (help) {
     out.write(SIMULATE_HELP);
     return 0;
   }
   // Check before a long run that --report can be written.
+  if (report !== undefined) await checkOutDir("--report", report, ["index.html"]);
   const reporting = report === undefined ? undefined : await import("./report.js");
   if (reporting !== undefined) await reporting.load("--report");
-  const bar = progressBar();
+  const bar = commandProgress(errors, quiet);
   const result = await simulateInThreads(
     {
       ...options,
@@ -266,7 +283,7 @@ export async function runSimulate(
   }
   if (reporting !== undefined && report !== undefined) {
     const files = await reporting.writeReport(result, report);
-    process.stderr.write(`wrote ${files.join(", ")}\n`);
+    if (!quiet) errors.write(`wrote ${files.join(", ")}\n`);
   }
   return 0;
 }
