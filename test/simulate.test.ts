@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { OptionError } from "../src/core/errors.js";
 import { FINE_MS, recovery, recoverySignals } from "../src/sim/metrics.js";
 import { LatencyServer } from "../src/sim/servers.js";
-import { simulate } from "../src/sim/simulate.js";
+import { type RunResult, simulate } from "../src/sim/simulate.js";
 
 describe("simulate", () => {
   it("is deterministic: the same seed gives the same result to the last number; another seed differs", () => {
@@ -301,6 +301,37 @@ describe("recoverySignals", () => {
       expect(run.inFlightRecoveryTime).toBeGreaterThanOrEqual(1000);
       // Resolved to 100 ms.
       expect(((run.recoveryTime ?? 0) / FINE_MS) % 1).toBe(0);
+    }
+  });
+});
+
+describe("robustly's defaults on the outage (docs/defaults.md, small: 80 s, three seeds)", () => {
+  const small = { duration: 80_000, outage: { start: 20_000, length: 30_000 } } as const;
+  const strategies = ["robustly", "robustly-budget", "p-retry", "async-retry", "exponential-backoff"];
+  const seeds = [1, 2, 3].map((seed) => {
+    const { runs } = simulate({ ...small, strategies, seed });
+    return Object.fromEntries(runs.map((r) => [r.strategy, r]));
+  });
+  // Attempts per second over the last 5 s of the pause.
+  const sent = (r: RunResult | undefined) =>
+    (r?.series.slice(45, 50).reduce((a, s) => a + s.offered, 0) ?? Number.NaN) / 5;
+
+  it("its calls give up within the pause and start again, so it sends more than p-retry and async-retry, and peaks higher", () => {
+    for (const by of seeds) {
+      for (const peer of ["p-retry", "async-retry"]) {
+        expect(sent(by.robustly)).toBeGreaterThan(1.4 * sent(by[peer]));
+        expect(by.robustly?.peakConcurrency).toBeGreaterThan(by[peer]?.peakConcurrency ?? Number.NaN);
+      }
+    }
+  });
+
+  it("a shared budget brings the requests in flight back sooner than every peer's defaults, on average", () => {
+    const inFlight = (name: string) => seeds.map((by) => by[name]?.inFlightRecoveryTime ?? Number.NaN);
+    const budget = inFlight("robustly-budget");
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    for (const peer of ["p-retry", "async-retry", "exponential-backoff"]) {
+      const theirs = inFlight(peer);
+      expect(mean(budget)).toBeLessThan(mean(theirs));
     }
   });
 });
