@@ -30,10 +30,10 @@ describe("robustly simulate", () => {
     const lines = run.stdout.trimEnd().split("\n");
     expect(lines[0]).toBe("scenario outage, seed 1, 120 s, server latency, outage 20–50 s");
     expect(lines[2]).toMatch(
-      /^strategy\s+clients\s+recovered\s+recovery\s+peak conc\.\s+attempts\/req\s+success\s+server work\s+completion$/,
+      /^strategy\s+clients\s+recovered\s+recovery\s+in flight\s+over knee\s+peak conc\.\s+attempts\/req\s+success\s+server work\s+completion$/,
     );
-    expect(lines[4]).toMatch(/^fixed\s+1000\s+NO\s+—/);
-    expect(lines[5]).toMatch(/^exponential\s+1000\s+yes\s+\d+\.\d s/);
+    expect(lines[4]).toMatch(/^fixed\s+1000\s+NO\s+—\s+—\s+\d+\.\d s/);
+    expect(lines[5]).toMatch(/^exponential\s+1000\s+yes\s+\d+\.\d s\s+\d+\.\d s\s+0\.0 s/);
   });
 
   it("--json prints the full results with the documented fields", () => {
@@ -70,6 +70,8 @@ describe("robustly simulate", () => {
         "failureProbability",
         "recovered",
         "recoveryTime",
+        "inFlightRecoveryTime",
+        "aboveKneeTime",
         "peakConcurrency",
         "amplification",
         "successRate",

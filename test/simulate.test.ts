@@ -1,8 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { OptionError } from "../src/core/errors.js";
-import { recovery } from "../src/sim/metrics.js";
-import { simulate } from "../src/sim/simulate.js";
+import { FINE_MS, recovery, recoverySignals } from "../src/sim/metrics.js";
+import { LatencyServer } from "../src/sim/servers.js";
+import { type RunResult, simulate } from "../src/sim/simulate.js";
 
 describe("simulate", () => {
   it("is deterministic: the same seed gives the same result to the last number; another seed differs", () => {
@@ -234,5 +235,103 @@ describe("recovery", () => {
     // Averaging 80 is more than noise: not recovered.
     const low = [...steady(20, 100), ...steady(10, 0), ...steady(10, 100), ...steady(60, 80)];
     expect(recovery(low, 5, 20, 30).recovered).toBe(false);
+  });
+});
+
+describe("recoverySignals", () => {
+  // Fine series of 60 s: an outage from 20 s to 30 s; `after(i)` is the value i bins (100 ms) after it ends.
+  const fine = (before: number, after: (i: number) => number) =>
+    Float64Array.from({ length: 600 }, (_, i) => (i < 200 ? before : i < 300 ? 0 : after(i - 300)));
+  const outage = { start: 20_000, end: 30_000 };
+
+  it("times goodput and the requests in flight to the 100 ms, each from the end of its first full window back", () => {
+    const signals = recoverySignals(
+      {
+        // 100 per second before; nothing for 300 ms after the outage, then 100 per second again.
+        fineSuccesses: Uint32Array.from(fine(10, (i) => (i < 3 ? 0 : 10))),
+        // 10 in the server before; 500 for 2 s after the outage, then 10.
+        fineConcurrency: fine(10, (i) => (i < 20 ? 500 : 10)),
+      },
+      5000,
+      outage,
+      400,
+    );
+    expect(signals).toEqual({ goodput: 1300, inFlight: 3000, aboveKnee: 2000 });
+  });
+
+  it("a relapse after the first window back starts the search again; no knee, no time above it", () => {
+    const relapse = (i: number) => (i < 20 || i >= 150 ? 10 : 0);
+    const signals = recoverySignals(
+      { fineSuccesses: Uint32Array.from(fine(10, relapse)), fineConcurrency: fine(10, () => 10) },
+      5000,
+      outage,
+      null,
+    );
+    expect(signals.goodput).toBe(16_000);
+    expect(signals.inFlight).toBe(1000);
+    expect(signals.aboveKnee).toBeNull();
+    const never = recoverySignals(
+      { fineSuccesses: Uint32Array.from(fine(10, () => 8)), fineConcurrency: fine(10, () => 40) },
+      5000,
+      outage,
+      null,
+    );
+    expect([never.goodput, never.inFlight]).toEqual([null, null]);
+  });
+
+  it("the latency server's knee is where its service time passes the timeout", () => {
+    const o = { minDelay: 100, limit: 30, factor: 1.05, k: 15 };
+    const knee = LatencyServer.knee(2000, o) as number;
+    expect(LatencyServer.serviceTime(Math.floor(knee), o)).toBeLessThanOrEqual(2000);
+    expect(LatencyServer.serviceTime(Math.ceil(knee), o)).toBeGreaterThan(2000);
+    expect(LatencyServer.knee(-1, o)).toBeNull();
+  });
+
+  it("on a small outage run: fixed retries keep the server above its knee, backoff never gets there", () => {
+    const small = { clients: [300], duration: 80_000, outage: { start: 10_000, length: 20_000 }, seed: 3 };
+    // A listen queue longer than the knee (951 requests): the resume alone passes it.
+    const [fixed] = simulate({ ...small, strategies: ["fixed"], latencyServer: { backlog: 1000 } }).runs;
+    expect(fixed?.aboveKneeTime).toBeGreaterThan(45_000);
+    expect(fixed?.recoveryTime).toBeNull();
+    expect(fixed?.inFlightRecoveryTime).toBeNull();
+    const { runs } = simulate({ ...small, strategies: ["exponential", "async-retry"] });
+    for (const run of runs) {
+      expect(run.aboveKneeTime).toBe(0);
+      expect(run.recoveryTime).toBeGreaterThanOrEqual(1000);
+      expect(run.inFlightRecoveryTime).toBeGreaterThanOrEqual(1000);
+      // Resolved to 100 ms.
+      expect(((run.recoveryTime ?? 0) / FINE_MS) % 1).toBe(0);
+    }
+  });
+});
+
+describe("robustly's defaults on the outage (docs/defaults.md, small: 80 s, three seeds)", () => {
+  const small = { duration: 80_000, outage: { start: 20_000, length: 30_000 } } as const;
+  const strategies = ["robustly", "robustly-budget", "p-retry", "async-retry", "exponential-backoff"];
+  const seeds = [1, 2, 3].map((seed) => {
+    const { runs } = simulate({ ...small, strategies, seed });
+    return Object.fromEntries(runs.map((r) => [r.strategy, r]));
+  });
+  // Attempts per second over the last 5 s of the pause.
+  const sent = (r: RunResult | undefined) =>
+    (r?.series.slice(45, 50).reduce((a, s) => a + s.offered, 0) ?? Number.NaN) / 5;
+
+  it("its calls give up within the pause and start again, so it sends more than p-retry and async-retry, and peaks higher", () => {
+    for (const by of seeds) {
+      for (const peer of ["p-retry", "async-retry"]) {
+        expect(sent(by.robustly)).toBeGreaterThan(1.4 * sent(by[peer]));
+        expect(by.robustly?.peakConcurrency).toBeGreaterThan(by[peer]?.peakConcurrency ?? Number.NaN);
+      }
+    }
+  });
+
+  it("a shared budget brings the requests in flight back sooner than every peer's defaults, on average", () => {
+    const inFlight = (name: string) => seeds.map((by) => by[name]?.inFlightRecoveryTime ?? Number.NaN);
+    const budget = inFlight("robustly-budget");
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    for (const peer of ["p-retry", "async-retry", "exponential-backoff"]) {
+      const theirs = inFlight(peer);
+      expect(mean(budget)).toBeLessThan(mean(theirs));
+    }
   });
 });

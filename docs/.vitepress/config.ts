@@ -17,6 +17,7 @@ const guide = [
   { text: "The supervisor", link: "/supervisor" },
   { text: "Shared state on Redis", link: "/shared-state" },
   { text: "The overload simulator", link: "/simulator" },
+  { text: "Defaults under an outage", link: "/defaults" },
   { text: "Policy explorer", link: "/explorer" },
   { text: "The command line and JSON", link: "/cli" },
   { text: "Testing code that retries", link: "/testing" },

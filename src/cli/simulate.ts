@@ -196,7 +196,7 @@ export function table(result: SimulationResult): string {
     "strategy",
     "clients",
     ...(amplification ? ["p(fail)"] : []),
-    ...(outage ? ["recovered", "recovery"] : []),
+    ...(outage ? ["recovered", "recovery", "in flight", "over knee"] : []),
     ...(contention ? [] : ["peak conc."]),
     "attempts/req",
     "success",
@@ -208,7 +208,14 @@ export function table(result: SimulationResult): string {
     r.strategy,
     String(r.clients),
     ...(amplification ? [String(r.failureProbability)] : []),
-    ...(outage ? [r.recovered === null ? "—" : r.recovered ? "yes" : "NO", seconds(r.recoveryTime)] : []),
+    ...(outage
+      ? [
+          r.recovered === null ? "—" : r.recovered ? "yes" : "NO",
+          seconds(r.recoveryTime),
+          seconds(r.inFlightRecoveryTime),
+          seconds(r.aboveKneeTime),
+        ]
+      : []),
     ...(contention ? [] : [String(Math.round(r.peakConcurrency))]),
     r.amplification.toFixed(2),
     `${(r.successRate * 100).toFixed(1)}%`,

@@ -3,7 +3,16 @@
  * and the strategies are exported to build other experiments on the same pieces.
  */
 export { Simulation } from "./engine.js";
-export { RECOVERY, Recorder, type RecoveryRule, recovery, type Second } from "./metrics.js";
+export {
+  FINE_MS,
+  RECOVERY,
+  Recorder,
+  type RecoveryRule,
+  type RecoverySignals,
+  recovery,
+  recoverySignals,
+  type Second,
+} from "./metrics.js";
 export { Outcome } from "./outcome.js";
 export { SIM_LIMITS, SIMULATE_SCHEMA } from "./schema.js";
 export {

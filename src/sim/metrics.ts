@@ -7,6 +7,9 @@
 const GROWTH = 1.05;
 const BUCKETS = 480; // up to about 1.4 × 10^10 ms
 const LOG_GROWTH = Math.log(GROWTH);
+/** The fine series' resolution: goodput and concurrency are also kept per 100 ms, to time recovery. */
+export const FINE_MS = 100;
+const FINE_PER_SECOND = 1000 / FINE_MS;
 
 function bump(counts: Uint32Array, i: number): void {
   counts[i] = (counts[i] as number) + 1;
@@ -53,6 +56,10 @@ export class Recorder {
   /** Provisioned capacity per second, when the server has one (NaN otherwise). */
   readonly capacity: Float64Array;
   readonly #latency: Uint32Array;
+  /** Successes per 100 ms (`FINE_MS`). */
+  readonly fineSuccesses: Uint32Array;
+  /** Requests inside the server at the end of each 100 ms. */
+  readonly fineConcurrency: Float64Array;
   /** Logical requests (calls of the retry loop). */
   started = 0;
   succeeded = 0;
@@ -74,6 +81,13 @@ export class Recorder {
     this.concurrency = new Float64Array(this.seconds);
     this.capacity = new Float64Array(this.seconds).fill(Number.NaN);
     this.#latency = new Uint32Array(this.seconds * BUCKETS);
+    this.fineSuccesses = new Uint32Array(this.seconds * FINE_PER_SECOND);
+    this.fineConcurrency = new Float64Array(this.seconds * FINE_PER_SECOND);
+  }
+
+  #fine(now: number): number {
+    const i = Math.floor(now / FINE_MS);
+    return i < this.fineSuccesses.length ? i : this.fineSuccesses.length - 1;
   }
 
   #index(now: number): number {
@@ -88,6 +102,7 @@ export class Recorder {
   answered(now: number, ok: boolean, latency: number): void {
     const s = this.#index(now);
     bump(ok ? this.successes : this.errors, s);
+    if (ok) bump(this.fineSuccesses, this.#fine(now));
     bump(this.#latency, s * BUCKETS + bucketOf(latency));
   }
 
@@ -97,6 +112,7 @@ export class Recorder {
 
   sampleConcurrency(now: number, value: number): void {
     this.concurrency[this.#index(now)] = value;
+    this.fineConcurrency[this.#fine(now)] = value;
   }
 
   sampleCapacity(now: number, value: number): void {
@@ -195,4 +211,111 @@ export function recovery(
   }
   if (recoveredAt === null) return { baseline, recovered: false, recoveryTimeMs: null };
   return { baseline, recovered: true, recoveryTimeMs: Math.max(0, recoveredAt - outageEndS) * 1000 };
+}
+
+/** How long after an outage its effects lasted, by three signals (see `recoverySignals`); times in ms. */
+export interface RecoverySignals {
+  /** Until goodput was back at 95% of its pre-outage level, and stayed; null if it never was. */
+  readonly goodput: number | null;
+  /** Until the requests inside the server were back at their pre-outage level, and stayed; null if never. */
+  readonly inFlight: number | null;
+  /** How long after the outage the server held more requests than its knee; null when it has none. */
+  readonly aboveKnee: number | null;
+}
+
+/**
+ * The end (a bin index, exclusive) of the first 1 s window at or after `from` whose mean `reached` accepts,
+ * after which every 10 s window's mean `holds` to; a failing 10 s window starts the search again.
+ */
+function settledAt(
+  bins: ArrayLike<number>,
+  from: number,
+  reached: (mean: number) => boolean,
+  holds: (mean: number) => boolean,
+): number | null {
+  const prefix = new Float64Array(bins.length + 1);
+  for (let i = 0; i < bins.length; i++) prefix[i + 1] = (prefix[i] as number) + (bins[i] as number);
+  const mean = (start: number, end: number) =>
+    ((prefix[end] as number) - (prefix[start] as number)) / (end - start);
+  const short = FINE_PER_SECOND;
+  const long = 10 * FINE_PER_SECOND;
+  let at: number | null = null;
+  for (let end = from + short; end <= bins.length; end++) {
+    if (at === null) {
+      if (reached(mean(end - short, end))) at = end;
+    } else if (end - at >= long && !holds(mean(end - long, end))) {
+      at = null;
+    }
+  }
+  return at;
+}
+
+/** The mean and standard deviation of the 1 s means of `bins` from `start` to `end` (bin indices). */
+function secondMeans(bins: ArrayLike<number>, start: number, end: number): { mean: number; sd: number } {
+  const means: number[] = [];
+  for (let s = start; s + FINE_PER_SECOND <= end; s += FINE_PER_SECOND) {
+    let sum = 0;
+    for (let i = s; i < s + FINE_PER_SECOND; i++) sum += bins[i] as number;
+    means.push(sum / FINE_PER_SECOND);
+  }
+  if (means.length === 0) return { mean: 0, sd: 0 };
+  const mean = means.reduce((a, b) => a + b, 0) / means.length;
+  const variance = means.reduce((a, b) => a + (b - mean) ** 2, 0) / means.length;
+  return { mean, sd: Math.sqrt(variance) };
+}
+
+/**
+ * How long an outage's effects lasted, at 100 ms resolution, from the fine series of `recorder`:
+ *
+ * - goodput: the successes of the last 1 s, looked at every 100 ms, back at `RECOVERY.level` (95%) of the
+ *   pre-outage mean B (from `warmupMs` to the outage), after which no 10 s mean drops more than three
+ *   standard deviations of Poisson noise (3 × sqrt(B / 10)) below that level;
+ * - in flight: the mean number of requests inside the server (abandoned ones too) over the last 1 s back
+ *   at or below its pre-outage 1 s mean plus three standard deviations of those means, after which no
+ *   10 s mean is above that;
+ * - above the knee: the time after the outage during which the server held more than `knee` requests
+ *   (the concurrency at which its service time exceeds the clients' timeout), counted per 100 ms.
+ *
+ * The times run from the outage's end to the end of the first window that qualifies, so a signal that
+ * is back at once reads 1 s (one window).
+ */
+export function recoverySignals(
+  recorder: Pick<Recorder, "fineSuccesses" | "fineConcurrency">,
+  warmupMs: number,
+  outage: { readonly start: number; readonly end: number },
+  knee: number | null,
+  rule: RecoveryRule = RECOVERY,
+): RecoverySignals {
+  const warm = Math.floor(warmupMs / FINE_MS);
+  const start = Math.floor(outage.start / FINE_MS);
+  const end = Math.ceil(outage.end / FINE_MS);
+  const since = (bin: number | null) => (bin === null ? null : bin * FINE_MS - outage.end);
+  const good = secondMeans(recorder.fineSuccesses, warm, start);
+  const perSecond = good.mean * FINE_PER_SECOND;
+  const target = rule.level * perSecond;
+  const floor = target - 3 * Math.sqrt(perSecond / rule.window);
+  const goodput =
+    perSecond === 0
+      ? null
+      : settledAt(
+          recorder.fineSuccesses,
+          end,
+          (m) => m * FINE_PER_SECOND >= target,
+          (m) => m * FINE_PER_SECOND >= floor,
+        );
+  const busy = secondMeans(recorder.fineConcurrency, warm, start);
+  const ceiling = busy.mean + 3 * busy.sd;
+  const inFlight = settledAt(
+    recorder.fineConcurrency,
+    end,
+    (m) => m <= ceiling,
+    (m) => m <= ceiling,
+  );
+  let above = 0;
+  if (knee !== null) {
+    for (let i = end; i < recorder.fineConcurrency.length; i++) {
+      if ((recorder.fineConcurrency[i] as number) > knee) above += FINE_MS;
+    }
+  }
+  return { goodput: since(goodput), inFlight: since(inFlight), aboveKnee: knee === null ? null : above };
 }

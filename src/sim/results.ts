@@ -16,8 +16,15 @@ export interface RunResult {
   readonly seeds: readonly number[];
   /** Whether goodput came back after the outage and stayed (majority of seeds); null without an outage. */
   readonly recovered: boolean | null;
-  /** ms from the end of the outage to recovery (mean over the seeds that recovered); null if none did. */
+  /**
+   * ms from the end of the outage until goodput was back at 95% of its pre-outage level, judged every
+   * 100 ms over the last second (see `recoverySignals`; mean over the seeds that recovered); null if none did.
+   */
   readonly recoveryTime: number | null;
+  /** ms until the requests inside the server were back at their pre-outage level (mean over the seeds that were); null if none was or without an outage. */
+  readonly inFlightRecoveryTime: number | null;
+  /** ms after the outage during which the server held more requests than its knee (mean over the seeds); null without an outage or a knee. */
+  readonly aboveKneeTime: number | null;
   readonly peakConcurrency: number;
   /** Attempts per logical request. */
   readonly amplification: number;
@@ -64,6 +71,8 @@ export interface Tally {
   readonly events: number;
   readonly recovered: boolean | null;
   readonly recoveryTime: number | null;
+  readonly inFlightRecoveryTime: number | null;
+  readonly aboveKneeTime: number | null;
   readonly baseline: number | null;
   readonly batchTime: number | null;
   readonly capacityUse: number | null;
@@ -86,6 +95,8 @@ export function tally(single: Single, withSeries: boolean): Tally {
     events: single.events,
     recovered: single.recovered,
     recoveryTime: single.recoveryTime,
+    inFlightRecoveryTime: single.inFlightRecoveryTime ?? null,
+    aboveKneeTime: single.aboveKneeTime ?? null,
     baseline: single.baseline,
     batchTime: single.batchTime,
     capacityUse: single.capacityUse,
@@ -94,6 +105,11 @@ export function tally(single: Single, withSeries: boolean): Tally {
 }
 
 const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+/** The mean of the values that are not null; null if all are. */
+const meanOf = (values: readonly (number | null)[]) => {
+  const present = values.filter((v): v is number => v !== null);
+  return present.length === 0 ? null : mean(present);
+};
 
 /** The figures of `singles`, one per seed (the first with its series), as one result. */
 export function summarize(
@@ -118,6 +134,10 @@ export function summarize(
     recovered: first.recovered === null ? null : recoveredSeeds.length * 2 > singles.length,
     recoveryTime:
       recoveredSeeds.length === 0 ? null : mean(recoveredSeeds.map((s) => s.recoveryTime as number)),
+    inFlightRecoveryTime: meanOf(singles.map((s) => s.inFlightRecoveryTime)),
+    aboveKneeTime: singles.some((s) => s.aboveKneeTime === null)
+      ? null
+      : per((s) => s.aboveKneeTime as number),
     peakConcurrency: per((s) => s.peakConcurrency),
     amplification: per((s) => (s.started === 0 ? 0 : s.attempts / s.started)),
     successRate: per((s) => (s.started === 0 ? 0 : s.succeeded / s.started)),

@@ -9,7 +9,7 @@ import { Scope } from "../../pipeline/context.js";
 import { Pipeline } from "../../pipeline/pipeline.js";
 import { retryPipeline } from "../../retry/retry.js";
 import { Simulation } from "../engine.js";
-import { Recorder, recovery } from "../metrics.js";
+import { FINE_MS, Recorder, recovery, recoverySignals } from "../metrics.js";
 import { CapacityServer, FlakyServer, LatencyServer } from "../servers.js";
 import type { Strategy } from "../strategies.js";
 import { isSimulatedTimeout, SimulatedTimeoutStep } from "../timeout.js";
@@ -104,7 +104,7 @@ export function runOnSimulation(
   settleWith(result, onValue, onError);
 }
 
-/** Samples the server's concurrency at the end of every second. */
+/** Samples the server's concurrency every 100 ms (`FINE_MS`); the last sample of a second is that second's. */
 function sampleEverySecond(
   sim: Simulation,
   recorder: Recorder,
@@ -112,9 +112,9 @@ function sampleEverySecond(
 ): void {
   const sample = () => {
     recorder.sampleConcurrency(sim.now - 0.5, server.concurrency);
-    if (sim.now + 1000 <= recorder.seconds * 1000) sim.after(1000, sample);
+    if (sim.now + FINE_MS <= recorder.seconds * 1000) sim.after(FINE_MS, sample);
   };
-  sim.after(1000, sample);
+  sim.after(FINE_MS, sample);
 }
 
 /** What the clients of a scenario call, and how. */
@@ -126,6 +126,8 @@ export interface Target {
   readonly openLoop: boolean;
   readonly think: number;
   readonly timeout: number;
+  /** The server's knee (see `LatencyServer.knee`), if it has one. */
+  readonly knee?: number | null;
 }
 
 /**
@@ -155,20 +157,24 @@ export function runClients(
   let recovered: boolean | null = null;
   let recoveryTime: number | null = null;
   let baseline: number | null = null;
+  let signals: { inFlightRecoveryTime?: number | null; aboveKneeTime?: number | null } = {};
   if (judged && r.outage !== null) {
     const startS = Math.floor(r.outage.start / 1000);
     const endS = Math.ceil((r.outage.start + r.outage.length) / 1000);
     const warmupS = Math.min(10, Math.floor(startS / 2));
-    const judgement = recovery(recorder.successes, warmupS, startS, endS);
-    recovered = judgement.recovered;
-    recoveryTime = judgement.recoveryTimeMs;
-    baseline = judgement.baseline;
+    baseline = recovery(recorder.successes, warmupS, startS, endS).baseline;
+    const outage = { start: r.outage.start, end: r.outage.start + r.outage.length };
+    const fine = recoverySignals(recorder, warmupS * 1000, outage, t.knee ?? null);
+    recovered = fine.goodput !== null;
+    recoveryTime = fine.goodput;
+    signals = { inFlightRecoveryTime: fine.inFlight, aboveKneeTime: fine.aboveKnee };
   }
   return {
     recorder,
     events: sim.events,
     recovered,
     recoveryTime,
+    ...signals,
     baseline,
     batchTime: null,
     capacityUse: null,
@@ -203,6 +209,7 @@ export function serverTarget(
       openLoop,
       think: r.think,
       timeout: r.timeout,
+      knee: kind === "latency" ? LatencyServer.knee(r.timeout, r.latencyServer) : null,
     };
   };
 }

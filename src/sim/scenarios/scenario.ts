@@ -37,6 +37,10 @@ export interface Single {
   events: number;
   recovered: boolean | null;
   recoveryTime: number | null;
+  /** ms after the outage until the requests inside the server were back at their pre-outage level. */
+  inFlightRecoveryTime?: number | null;
+  /** ms after the outage during which the server held more requests than its knee (null: no knee). */
+  aboveKneeTime?: number | null;
   baseline: number | null;
 }
 

@@ -68,6 +68,19 @@ export class LatencyServer extends Base {
     return c <= o.limit ? o.minDelay : o.minDelay * o.factor ** ((c - o.limit) / o.k);
   }
 
+  /**
+   * The knee: the concurrency above which the service time exceeds the clients' `timeout`, so that every
+   * answer comes too late; null without a timeout or when the service time never grows.
+   */
+  static knee(
+    timeout: number,
+    o: Pick<LatencyServerOptions, "minDelay" | "limit" | "factor" | "k">,
+  ): number | null {
+    if (!(timeout >= 0 && Number.isFinite(timeout)) || !(o.factor > 1)) return null;
+    if (timeout < o.minDelay) return 0;
+    return o.limit + (o.k * Math.log(timeout / o.minDelay)) / Math.log(o.factor);
+  }
+
   #paused(now: number): boolean {
     const pause = this.#options.pause;
     return pause !== undefined && now >= pause.start && now < pause.end;
