@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { simulateOptions } from "../src/cli/simulate.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -75,6 +76,7 @@ describe("robustly simulate", () => {
         "successRate",
         "work",
         "completionTime",
+        "makespan",
       ]) {
         expect(r, field).toHaveProperty(field);
       }
@@ -137,7 +139,23 @@ describe("robustly simulate", () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain("--outage START:LENGTH");
     expect(run.stdout).toContain(
-      "contention: no-backoff, exponential, full-jitter, equal-jitter, decorrelated-jitter, decorrelated-aws-jitter, decorrelated-polly-jitter",
+      "contention: no-backoff, aws-exponential, aws-full-jitter, aws-equal-jitter, aws-decorrelated-jitter, exponential, full-jitter, equal-jitter, decorrelated-choice-jitter, decorrelated-aws-jitter, decorrelated-polly-jitter",
     );
+  });
+});
+
+describe("--clients ranges", () => {
+  it("FROM:TO:STEP is every count from FROM to TO in steps of STEP, beside plain counts", () => {
+    expect(simulateOptions(["--clients", "10:190:10"]).options.clients).toEqual(
+      Array.from({ length: 19 }, (_, i) => 10 * (i + 1)),
+    );
+    expect(simulateOptions(["--clients", "1,5:7,100"]).options.clients).toEqual([1, 5, 6, 7, 100]);
+    expect(simulateOptions(["--clients", "10:25:10"]).options.clients).toEqual([10, 20]);
+  });
+
+  it("a malformed range names the flag and the form", () => {
+    expect(() => simulateOptions(["--clients", "10:5:1"])).toThrow(/--clients must be an integer in \[10, /);
+    expect(() => simulateOptions(["--clients", "1:2:3:4"])).toThrow(/FROM:TO:STEP/);
+    expect(() => simulateOptions(["--clients", "1:100000:1"])).toThrow(/more than 1000 counts/);
   });
 });

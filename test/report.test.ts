@@ -142,32 +142,35 @@ describe("writeReport, outage", () => {
 });
 
 describe("writeReport, other scenarios", () => {
-  it("charts writes and completion time against clients for contention", async () => {
+  it("charts writes, completion time and makespan against clients for contention", async () => {
     const result = simulate({
       scenario: "contention",
       clients: [5, 10],
       strategies: ["no-backoff", "full-jitter"],
       seed: 1,
+      runs: 2,
     });
     const paths = await writeReport(result, tempDir());
     expect(paths.map((p) => basename(p))).toEqual([
       "contention-work.svg",
       "contention-completion.svg",
+      "contention-makespan.svg",
       "index.html",
     ]);
-    const yTitles = ["writes", "mean completion time (ms)"];
-    paths.slice(0, 2).forEach((path, i) => {
+    const yTitles = ["writes", "mean completion time (ms)", "makespan (ms)"];
+    paths.slice(0, 3).forEach((path, i) => {
       const svg = read(path);
       expectSvg(svg);
       expect(texts(svg)).toEqual(expect.arrayContaining(["clients", yTitles[i]]));
       expect(legend(svg)).toEqual(expect.arrayContaining(["no-backoff", "full-jitter"]));
       expect(shade(svg)).toBeNull();
     });
-    const html = read(paths[2] as string);
-    expectPage(html, paths.slice(0, 2), ["no-backoff", "full-jitter"]);
+    const html = read(paths[3] as string);
+    expectPage(html, paths.slice(0, 3), ["no-backoff", "full-jitter"]);
     expect(html).not.toContain("recovered");
     expect(html).not.toContain("peak concurrency");
     expect(html).toContain('<th scope="col">writes</th>');
+    expect(html).toContain('<th scope="col">makespan (ms)</th>');
   });
 
   it("charts attempts per request and server work against failure probability for amplification", async () => {

@@ -2,7 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { OptionError } from "../src/core/errors.js";
 import { recovery } from "../src/sim/metrics.js";
+import { AWS_BACKOFF_STUDY } from "../src/sim/published.js";
 import { simulate } from "../src/sim/simulate.js";
+import { CONTENTION_STRATEGIES } from "../src/sim/strategies.js";
 
 describe("simulate", () => {
   it("is deterministic: the same seed gives the same result to the last number; another seed differs", () => {
@@ -104,7 +106,7 @@ describe("simulate", () => {
   }, 30_000);
 
   it("contention: each client writes once; without backoff the work grows fastest", () => {
-    const { runs } = simulate({ scenario: "contention", clients: [1, 40], seed: 3 });
+    const { runs } = simulate({ scenario: "contention", clients: [1, 40], seed: 3, runs: 3 });
     const alone = runs.filter((r) => r.clients === 1);
     for (const run of alone) {
       expect(run.work).toBe(1);
@@ -117,7 +119,7 @@ describe("simulate", () => {
       expect(run.work).toBeGreaterThanOrEqual(40);
     }
     const work = Object.fromEntries(crowd.map((r) => [r.strategy, r.work]));
-    expect(work["no-backoff"]).toBeGreaterThan(work["full-jitter"] as number);
+    expect(work["no-backoff"]).toBeGreaterThan(work["aws-full-jitter"] as number);
   });
 
   it("throttled-store: how each strategy follows a store's capacity as it scales (seed 1, measured)", () => {
@@ -234,5 +236,82 @@ describe("recovery", () => {
     // Averaging 80 is more than noise: not recovered.
     const low = [...steady(20, 100), ...steady(10, 0), ...steady(10, 100), ...steady(60, 80)];
     expect(recovery(low, 5, 20, 30).recovered).toBe(false);
+  });
+});
+
+describe("contention against the AWS study", () => {
+  const strategy = (name: string) => {
+    const found = CONTENTION_STRATEGIES.find((s) => s.name === name);
+    if (found === undefined) throw new Error(`no strategy ${name}`);
+    return found;
+  };
+
+  it("reports makespan, when the last client finished, beside the mean completion time", () => {
+    const { runs } = simulate({ scenario: "contention", clients: [1, 40], seed: 2, runs: 2 });
+    for (const run of runs) {
+      expect(run.makespan, run.strategy).not.toBeNull();
+      const makespan = run.makespan as number;
+      if (run.clients === 1) expect(makespan).toBeCloseTo(run.completionTime as number, 9);
+      else expect(makespan).toBeGreaterThan(run.completionTime as number);
+    }
+    const outage = simulate({ strategies: ["robustly"], clients: [50], duration: 60_000 });
+    expect(outage.runs[0]?.makespan).toBeNull();
+  });
+
+  it("runs the study's five strategies by default, 100 runs each", () => {
+    const result = simulate({ scenario: "contention", clients: [2] });
+    expect(result.runs.map((r) => r.strategy)).toEqual([
+      "no-backoff",
+      "aws-exponential",
+      "aws-full-jitter",
+      "aws-equal-jitter",
+      "aws-decorrelated-jitter",
+    ]);
+    expect(result.parameters.runs).toBe(100);
+    expect(result.runs[0]?.seeds).toHaveLength(100);
+  });
+
+  it("the study's exponential sleeps 2¹ × base first (its count starts at 1); robustly's sleeps base", () => {
+    const delays = (name: string) => {
+      const backoff = strategy(name).policy.backoff;
+      if (backoff === undefined || typeof backoff === "function") throw new Error("expected a backoff");
+      return [0, 1, 2, 8, 9].map((x) => backoff.delay(x, () => 0.5));
+    };
+    expect(delays("aws-exponential")).toEqual([10, 20, 40, 2000, 2000]);
+    expect(delays("exponential")).toEqual([5, 10, 20, 1280, 2000]);
+  });
+
+  it("the study's decorrelated jitter draws its first sleep from uniform(base, 3 × base)", () => {
+    const { backoff, jitter } = strategy("aws-decorrelated-jitter").policy;
+    if (
+      backoff === undefined ||
+      typeof backoff === "function" ||
+      jitter === undefined ||
+      typeof jitter === "function"
+    )
+      throw new Error("expected a backoff and a jitter object");
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (u) => {
+        const first = jitter.apply({ backoff, retries: 0, random: () => u, previous: undefined });
+        expect(first).toBeCloseTo(5 + 10 * u, 9);
+        // Later sleeps keep the rule: uniform(base, 3 × previous), capped at 2 s.
+        const later = jitter.apply({ backoff, retries: 3, random: () => u, previous: 1000 });
+        expect(later).toBeCloseTo(Math.min(2000, 5 + 2995 * u), 9);
+      }),
+    );
+  });
+
+  it("reproduces the study's calls and makespan at 100 clients within 10 % for each of its five strategies", () => {
+    const { runs } = simulate({ scenario: "contention", clients: [100], runs: 30 });
+    expect(runs).toHaveLength(5);
+    for (const run of runs) {
+      const published = AWS_BACKOFF_STUDY.strategies[run.strategy]?.find((p) => p.clients === 100);
+      if (published === undefined) throw new Error(`no published figure for ${run.strategy}`);
+      expect(Math.abs(run.work / published.work - 1), `${run.strategy} writes`).toBeLessThan(0.1);
+      expect(
+        Math.abs((run.makespan as number) / published.makespan - 1),
+        `${run.strategy} makespan`,
+      ).toBeLessThan(0.1);
+    }
   });
 });

@@ -229,6 +229,12 @@ function contentionCharts({ runs, context }: ChartContext): LineChart[] {
         y: "mean completion time (ms)",
         value: (r) => r.completionTime,
       },
+      {
+        file: "contention-makespan.svg",
+        title: "Makespan: until the last client is done",
+        y: "makespan (ms)",
+        value: (r) => r.makespan,
+      },
     ],
   );
 }

@@ -29,6 +29,7 @@ function runTable(result: SimulationResult): { header: string[]; rows: string[][
     "success rate",
     contention ? "writes" : "server work (requests)",
     "completion time (ms)",
+    ...(contention ? ["makespan (ms)"] : []),
   ];
   const rows = result.runs.map((r) => [
     r.strategy,
@@ -45,6 +46,7 @@ function runTable(result: SimulationResult): { header: string[]; rows: string[][
     `${(r.successRate * 100).toFixed(1)}%`,
     fixed(r.work, 1),
     r.completionTime === null ? dash : String(Math.round(r.completionTime)),
+    ...(contention ? [r.makespan === null ? dash : String(Math.round(r.makespan))] : []),
   ]);
   return { header, rows };
 }

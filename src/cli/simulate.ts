@@ -22,13 +22,14 @@ Usage: robustly simulate [options]
 Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in kebab-case (camelCase works too).
 
   --scenario NAME            outage (default), contention, amplification, throttled-store or metastable
-  --strategies a,b           strategies to compare (default: all of the scenario's)
-  --clients N[,N…]           client counts, each at most ${SIM_LIMITS.clients} (defaults: outage 1000, contention 10,50,100, amplification 100,
+  --strategies a,b           strategies to compare (default: all of the scenario's; contention: the AWS
+                             study's five, no-backoff and aws-*)
+  --clients N[,N…]           client counts, each at most ${SIM_LIMITS.clients}, or ranges FROM:TO:STEP (defaults: outage 1000, contention 10,50,100, amplification 100,
                              throttled-store 50 workers)
   --batch N                  throttled-store: writes to make, at most ${SIM_LIMITS.batch} (default 20000)
   --failure-probability P,…  amplification: failure probabilities (default 0,0.1,…,1)
   --seed S                   seed of the run (default 1); the same seed gives the same numbers
-  --runs K                   average K seeds: S, S+1, …, K at most ${SIM_LIMITS.runs} (default 1)
+  --runs K                   average K seeds: S, S+1, …, K at most ${SIM_LIMITS.runs} (default 1; contention 100)
   --duration D               virtual duration (default outage 300s, amplification 60s)
   --outage START:LENGTH      the server's pause (default 20s:30s); "none" for none
   --think D                  mean think time between a client's requests (default 10s; amplification 100ms)
@@ -68,8 +69,7 @@ export function simulateOptions(argv: readonly string[]): {
       ),
     );
   }
-  if (v.clients !== undefined)
-    options.clients = list("clients", v.clients, (n) => integer("clients", n, 1, SIM_LIMITS.clients));
+  if (v.clients !== undefined) options.clients = clientCounts(v.clients);
   if (v["failure-probability"] !== undefined) {
     if (scenario !== "amplification")
       throw new UsageError("--failure-probability is for --scenario amplification");
@@ -131,6 +131,29 @@ export function simulateOptions(argv: readonly string[]): {
   return { options, json: v.json === true, report: v.report, help: v.help === true };
 }
 
+/**
+ * `--clients`: counts separated by commas, each a count or a range FROM:TO:STEP (10:190:10 is 10, 20, …,
+ * 190; STEP defaults to 1).
+ */
+function clientCounts(text: string): number[] {
+  const counts = list("clients", text, (part) => {
+    const bounds = part.split(":");
+    if (bounds.length === 1) return [integer("clients", part, 1, SIM_LIMITS.clients)];
+    const [from, to, step = "1", extra] = bounds;
+    if (bounds.length > 3 || from === undefined || to === undefined || extra !== undefined)
+      throw new UsageError(`--clients: a range is FROM:TO:STEP (e.g. 10:190:10); got "${part}"`);
+    const first = integer("clients", from, 1, SIM_LIMITS.clients);
+    const last = integer("clients", to, first, SIM_LIMITS.clients);
+    const by = integer("clients", step, 1);
+    if ((last - first) / by + 1 > SIM_LIMITS.points)
+      throw new UsageError(`--clients: "${part}" makes more than ${SIM_LIMITS.points} counts`);
+    return Array.from({ length: Math.floor((last - first) / by) + 1 }, (_, i) => first + i * by);
+  }).flat();
+  if (counts.length > SIM_LIMITS.points)
+    throw new UsageError(`--clients: at most ${SIM_LIMITS.points} counts; got ${counts.length}`);
+  return counts;
+}
+
 function parse(argv: readonly string[]) {
   const text = { type: "string" } as const;
   return parseCommand("simulate", {
@@ -184,6 +207,7 @@ export function table(result: SimulationResult): string {
     "success",
     contention ? "writes" : "server work",
     "completion",
+    ...(contention ? ["makespan"] : []),
     ...(throttled ? ["refused", "batch time", "capacity use"] : []),
   ];
   const rows = result.runs.map((r: RunResult) => [
@@ -196,6 +220,7 @@ export function table(result: SimulationResult): string {
     `${(r.successRate * 100).toFixed(1)}%`,
     String(Math.round(r.work)),
     r.completionTime === null ? "—" : `${Math.round(r.completionTime)} ms`,
+    ...(contention ? [r.makespan === null ? "—" : `${Math.round(r.makespan)} ms`] : []),
     ...(throttled
       ? [
           String(Math.round(r.rejected)),
@@ -217,10 +242,13 @@ function describeRun(result: SimulationResult): string {
     duration: number;
     outage: { start: number; length: number } | null;
     server: string;
+    runs: number;
   };
   const parts = [
     `scenario ${result.scenario}`,
-    `seed ${result.seed}`,
+    p.runs > 1
+      ? `seeds ${result.seed}–${result.seed + p.runs - 1} (${p.runs} runs averaged)`
+      : `seed ${result.seed}`,
     `${p.duration / 1000} s`,
     `server ${p.server}`,
   ];

@@ -5,6 +5,7 @@
 export { Simulation } from "./engine.js";
 export { RECOVERY, Recorder, type RecoveryRule, recovery, type Second } from "./metrics.js";
 export { Outcome } from "./outcome.js";
+export { AWS_BACKOFF_STUDY, type PublishedFigures, type PublishedPoint } from "./published.js";
 export { SIM_LIMITS, SIMULATE_SCHEMA } from "./schema.js";
 export {
   CapacityServer,
@@ -31,6 +32,7 @@ export {
 } from "./simulate.js";
 export {
   AMPLIFICATION_STRATEGIES,
+  AWS_STUDY_STRATEGIES,
   CONTENTION_STRATEGIES,
   OUTAGE_STRATEGIES,
   type Strategy,

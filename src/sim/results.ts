@@ -29,6 +29,11 @@ export interface RunResult {
   readonly work: number;
   /** Mean ms for a logical request to finish; null when none finished. */
   readonly completionTime: number | null;
+  /**
+   * contention: ms from the start until the last client's write landed (the AWS study's "time"), mean
+   * over the seeds; null for other scenarios, or when a client never finished.
+   */
+  readonly makespan: number | null;
   readonly logicalRequests: number;
   readonly attempts: number;
   /** The pre-outage goodput, successes per second; null without an outage. */
@@ -82,6 +87,7 @@ export function summarize(
       withFinished.length === 0
         ? null
         : mean(withFinished.map((s) => s.recorder.completionTotal / finished(s))),
+    makespan: singles.every((s) => s.makespan !== null) ? per((s) => s.makespan as number) : null,
     logicalRequests: per((s) => s.recorder.started),
     attempts: per((s) => s.recorder.attempts),
     baseline: first.baseline === null ? null : per((s) => s.baseline as number),

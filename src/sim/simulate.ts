@@ -56,7 +56,7 @@ const RUNNERS: Readonly<Record<ScenarioName, Scenario>> = {
 export interface SimulateOptions {
   /** Default "outage". */
   scenario?: ScenarioName;
-  /** Strategy names of the scenario; default all of them. */
+  /** Strategy names of the scenario; default all of them (contention: the AWS study's five). */
   strategies?: readonly string[];
   /** Client counts, one run per count. Defaults: outage 1000, contention [10, 50, 100], amplification 100. */
   clients?: readonly number[];
@@ -64,7 +64,7 @@ export interface SimulateOptions {
   failureProbability?: readonly number[];
   /** Default 1. */
   seed?: number;
-  /** Seeds per point (seed, seed + 1, …), averaged. Default 1. */
+  /** Seeds per point (seed, seed + 1, …), averaged. Default 1; contention 100, as the AWS study. */
   runs?: number;
   /** Virtual duration, ms. Defaults: outage 300 s, contention 600 s (or until every client is done), amplification 60 s. */
   duration?: number;
@@ -141,7 +141,7 @@ function pickStrategies(
   known: readonly Strategy[],
   names: readonly string[] | undefined,
 ): Strategy[] {
-  return (names ?? known.map((s) => s.name)).map((name, i) => {
+  return (names ?? RUNNERS[scenario].defaults.strategies ?? known.map((s) => s.name)).map((name, i) => {
     const found = known.find((s) => s.name === name);
     if (found === undefined) {
       throw new OptionError(
@@ -292,7 +292,7 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
         );
   const seed = options.seed ?? 1;
   if (!Number.isInteger(seed)) throw new OptionError("seed", seed, "an integer");
-  const runs = read<number | undefined>(SIMULATE_SCHEMA, "runs", options.runs) ?? 1;
+  const runs = read<number | undefined>(SIMULATE_SCHEMA, "runs", options.runs) ?? runner.defaults.runs ?? 1;
   const r = resolve(runner, options);
   if (scenario === "outage") checkTimeoutAgainstServer(r);
   const seeds = Array.from({ length: runs }, (_, i) => seed + i);

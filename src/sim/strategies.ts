@@ -153,43 +153,88 @@ const contention = (b: RetryPolicy["backoff"], j: RetryPolicy["jitter"]): RetryP
   jitter: j,
 });
 const exp5 = backoff.exponential({ base: 5, max: 2000 });
+/**
+ * The study's exponential: its simulator counts attempts from 1 at the first failure, so its first sleep
+ * is 2¹ × 5 ms; robustly counts retries from 0. min(2 s, 5 × 2^(x+1)) is min(2 s, 10 × 2^x).
+ */
+const awsExp = backoff.exponential({ base: 10, max: 2000 });
+/**
+ * The study's decorrelated jitter: its sleep starts at base, so even the first sleep is
+ * uniform(base, 3 × base), where robustly's `jitter.decorrelatedAws()` starts at base itself.
+ */
+const awsDecorrelatedRule = jitter.decorrelatedAws();
+const awsDecorrelated: Jitter = {
+  name: "decorrelated-aws-study",
+  apply: (input) => awsDecorrelatedRule.apply({ ...input, previous: input.previous ?? input.backoff.base }),
+};
 const awsSource = 'AWS Architecture Blog, "Exponential Backoff And Jitter" (2015): base 5 ms, cap 2 s';
+const awsStudy = (what: string) =>
+  `${awsSource}; ${what}, as the study's simulator (aws-samples/aws-arch-backoff-simulator) computes it`;
 
 export const CONTENTION_STRATEGIES: readonly Strategy[] = [
   {
     name: "no-backoff",
-    description: "retry at once",
-    source: awsSource,
+    description: 'retry at once (the study\'s "None")',
+    source: awsStudy("no backoff"),
     policy: contention(backoff.none(), jitter.none()),
   },
   {
+    name: "aws-exponential",
+    description: "the study's exponential: min(2 s, 5 ms × 2^n), n = 1 at the first failure, no jitter",
+    source: awsStudy("exponential"),
+    policy: contention(awsExp, jitter.none()),
+  },
+  {
+    name: "aws-full-jitter",
+    description: "the study's full jitter: uniform(0, min(2 s, 5 ms × 2^n)), n = 1 at the first failure",
+    source: awsStudy("full jitter"),
+    policy: contention(awsExp, jitter.full()),
+  },
+  {
+    name: "aws-equal-jitter",
+    description:
+      "the study's equal jitter: v/2 + uniform(0, v/2), v = min(2 s, 5 ms × 2^n), n = 1 at the first failure",
+    source: awsStudy("equal jitter"),
+    policy: contention(awsExp, jitter.equal()),
+  },
+  {
+    name: "aws-decorrelated-jitter",
+    description:
+      "the study's decorrelated jitter: sleep = min(2 s, uniform(5 ms, 3 × previous sleep)), the previous sleep starting at 5 ms",
+    source: awsStudy("decorrelated jitter"),
+    policy: contention(exp5, awsDecorrelated),
+  },
+  {
     name: "exponential",
-    description: "exponential from 5 ms, cap 2 s, no jitter",
-    source: awsSource,
+    description:
+      "robustly's exponential from 5 ms (x = 0 at the first retry: half the study's first sleep), cap 2 s, no jitter",
+    source: "robustly's backoff.exponential({ base: 5, max: 2000 })",
     policy: contention(exp5, jitter.none()),
   },
   {
     name: "full-jitter",
-    description: "exponential, full jitter: uniform(0, b)",
-    source: awsSource,
+    description: "robustly's exponential from 5 ms, full jitter: uniform(0, v)",
+    source: "robustly's jitter.full()",
     policy: contention(exp5, jitter.full()),
   },
   {
     name: "equal-jitter",
-    description: "exponential, equal jitter: b/2 + uniform(0, b/2)",
-    source: awsSource,
+    description: "robustly's exponential from 5 ms, equal jitter: v/2 + uniform(0, v/2)",
+    source: "robustly's jitter.equal()",
     policy: contention(exp5, jitter.equal()),
   },
   {
-    name: "decorrelated-jitter",
-    description: "exponential, robustly's decorrelated jitter: x reset to 0 half the time",
-    source: "robustly's jitter.decorrelated()",
+    name: "decorrelated-choice-jitter",
+    description:
+      "robustly's exponential from 5 ms with its decorrelated jitter: x = random_choice(0, x) before each retry, so the backoff restarts half the time",
+    source: "robustly's jitter.decorrelated(), the design note's decorrelated jitter",
     policy: contention(exp5, jitter.decorrelated()),
   },
   {
     name: "decorrelated-aws-jitter",
-    description: "AWS's decorrelated jitter: min(cap, uniform(base, 3 × previous))",
-    source: awsSource,
+    description:
+      "robustly's jitter.decorrelatedAws(): min(2 s, uniform(5 ms, 3 × previous)), its first sleep 5 ms itself",
+    source: "robustly's jitter.decorrelatedAws()",
     policy: contention(exp5, jitter.decorrelatedAws()),
   },
   {
@@ -198,6 +243,15 @@ export const CONTENTION_STRATEGIES: readonly Strategy[] = [
     source: "Polly.Contrib.WaitAndRetry's DecorrelatedJitterBackoffV2, cockatiel's default",
     policy: contention(exp5, jitter.decorrelatedPolly()),
   },
+];
+
+/** The contention scenario's default rows: the study's five strategies. */
+export const AWS_STUDY_STRATEGIES: readonly string[] = [
+  "no-backoff",
+  "aws-exponential",
+  "aws-full-jitter",
+  "aws-equal-jitter",
+  "aws-decorrelated-jitter",
 ];
 
 const AMPLIFICATION_BASE: readonly Strategy[] = [

@@ -61,6 +61,7 @@ function populate(sim: Simulation, recorder: Recorder, p: Population): void {
       if (ok) recorder.succeeded += 1;
       else recorder.failed += 1;
       recorder.completionTotal += sim.now - started;
+      recorder.lastFinished = sim.now;
       if (closedLoop) sim.after(exponentialDraw(sim.random, p.think), start);
     };
     runOnSimulation(
@@ -168,6 +169,10 @@ export function runClients(
     baseline,
     batchTime: null,
     capacityUse: null,
+    makespan:
+      t.once === true && recorder.succeeded + recorder.failed === recorder.started
+        ? recorder.lastFinished
+        : null,
   };
 }
 
