@@ -29,7 +29,7 @@ describe("robustly simulate", () => {
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     const lines = run.stdout.trimEnd().split("\n");
-    expect(lines[0]).toBe("scenario outage, seed 1, 120 s, server latency, outage 20–50 s");
+    expect(lines[0]).toBe("scenario outage, seed 1, 120 s, server latency, outage 20–50 s, backlog 512");
     expect(lines[2]).toMatch(
       /^strategy\s+clients\s+recovered\s+recovery\s+peak conc\.\s+attempts\/req\s+success\s+server work\s+completion$/,
     );
@@ -96,7 +96,7 @@ describe("robustly simulate", () => {
       ],
       [
         ["simulate", "--strategies", "fixed,yolo"],
-        'robustly: --strategies: "yolo" is not a strategy of the outage scenario; it has fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker',
+        'robustly: --strategies: "yolo" is not a strategy of the outage scenario; it has fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker, robustly-retry-breaker',
       ],
       [["simulate", "--clients", "ten"], 'robustly: --clients must be an integer in [1, 100000]; got "ten"'],
       [
@@ -145,17 +145,20 @@ describe("robustly simulate", () => {
 });
 
 describe("--clients ranges", () => {
-  it("FROM:TO:STEP is every count from FROM to TO in steps of STEP, beside plain counts", () => {
+  it("FROM:TO:STEP is every count from FROM to TO in steps of STEP, FROM:TO doubles, beside plain counts", () => {
     expect(simulateOptions(["--clients", "10:190:10"]).options.clients).toEqual(
       Array.from({ length: 19 }, (_, i) => 10 * (i + 1)),
     );
-    expect(simulateOptions(["--clients", "1,5:7,100"]).options.clients).toEqual([1, 5, 6, 7, 100]);
+    expect(simulateOptions(["--clients", "1,5:7:1,100"]).options.clients).toEqual([1, 5, 6, 7, 100]);
+    expect(simulateOptions(["--clients", "10:190"]).options.clients).toEqual([10, 20, 40, 80, 160]);
+    expect(simulateOptions(["--backlog", "128:2048"]).options.backlogs).toEqual([128, 256, 512, 1024, 2048]);
+    expect(simulateOptions(["--backlog", "600"]).options.latencyServer).toEqual({ backlog: 600 });
     expect(simulateOptions(["--clients", "10:25:10"]).options.clients).toEqual([10, 20]);
   });
 
   it("a malformed range names the flag and the form", () => {
     expect(() => simulateOptions(["--clients", "10:5:1"])).toThrow(/--clients must be an integer in \[10, /);
     expect(() => simulateOptions(["--clients", "1:2:3:4"])).toThrow(/FROM:TO:STEP/);
-    expect(() => simulateOptions(["--clients", "1:100000:1"])).toThrow(/more than 1000 counts/);
+    expect(() => simulateOptions(["--clients", "1:100000:1"])).toThrow(/more than 1000 values/);
   });
 });

@@ -49,6 +49,37 @@ describe("seed 002's server", () => {
     }
   });
 
+  it("checks each request on its own schedule from its acceptance: alone, a request takes minDelay", () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 10_000, noNaN: true }), (at) => {
+        const sim = new Simulation(1);
+        const recorder = new Recorder(60_000);
+        const server = new LatencyServer(sim, recorder, 2000, seed002);
+        let answered = Number.NaN;
+        sim.at(at, () => server.request().then(() => (answered = sim.now)));
+        sim.run(60_000);
+        expect(answered - at).toBeCloseTo(100, 6);
+      }),
+      { examples: [[30], [49.9], [0.5]] },
+    );
+  });
+
+  it("a request arriving among slow ones is checked at its own ticks, every 50 ms after its acceptance", () => {
+    const sim = new Simulation(1);
+    const recorder = new Recorder(60_000);
+    const server = new LatencyServer(sim, recorder, 2000, seed002);
+    const early = burst(sim, server, 60);
+    const late: number[] = [];
+    sim.at(20, () => server.request().then(() => late.push(sim.now)));
+    sim.run(60_000);
+    // With 61 in the server the service time is 100 × 1.05^(31/15) ≈ 111 ms: the burst is not done at its
+    // check at 100 ms, and is answered at 150; the late request's checks fall at 120 (61 in the server:
+    // not yet) and 170 (alone by then: 150 ms served ≥ 100), not on the burst's ticks.
+    expect(LatencyServer.serviceTime(61, seed002)).toBeCloseTo(110.6, 1);
+    expect(early).toEqual(Array.from({ length: 60 }, () => 150));
+    expect(late).toEqual([170]);
+  });
+
   it("while paused accepts nothing; on resuming accepts the listen queue, counting service from then", () => {
     const sim = new Simulation(1);
     const recorder = new Recorder(60_000);

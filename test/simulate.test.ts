@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { OptionError } from "../src/core/errors.js";
+import * as sim from "../src/sim/index.js";
 import { recovery } from "../src/sim/metrics.js";
 import { AWS_BACKOFF_STUDY } from "../src/sim/published.js";
 import { simulate } from "../src/sim/simulate.js";
@@ -200,7 +201,7 @@ describe("simulate", () => {
       'scenario must be one of outage, contention, amplification, throttled-store, metastable; got "storm"',
     );
     expect(() => simulate({ strategies: ["fixed", "yolo"] })).toThrow(
-      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker; got "yolo"',
+      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker, robustly-retry-breaker; got "yolo"',
     );
     expect(() => simulate({ clients: [0] })).toThrow(OptionError);
     expect(() => simulate({ outage: { start: 290_000, length: 20_000 } })).toThrow("outage must be a window");
@@ -313,5 +314,66 @@ describe("contention against the AWS study", () => {
         `${run.strategy} makespan`,
       ).toBeLessThan(0.1);
     }
+  });
+});
+
+describe("robustly/sim", () => {
+  it("exports every strategy set its scenarios run, and every server they use", () => {
+    const exported = Object.values(sim);
+    for (const [name, strategies] of Object.entries(sim.SCENARIOS)) {
+      expect(exported, name).toContain(strategies);
+    }
+    for (const server of [
+      "LatencyServer",
+      "FlakyServer",
+      "CapacityServer",
+      "VersionedStore",
+      "ThrottledStore",
+    ]) {
+      expect(sim, server).toHaveProperty(server);
+    }
+    expect(sim).toHaveProperty("retryBreaker");
+    expect(sim).toHaveProperty("AWS_BACKOFF_STUDY");
+  });
+});
+
+describe("breakers: one that refuses calls, one that refuses only retries", () => {
+  it("at total failure the breaker sends almost nothing; the retry breaker sends each first attempt and stops the retries", () => {
+    const { runs } = simulate({
+      scenario: "amplification",
+      strategies: ["3-retries", "3-retries-breaker", "3-retries-retry-breaker"],
+      failureProbability: [0, 1],
+      duration: 20_000,
+    });
+    const at = (p: number, name: string) =>
+      runs.find((r) => r.failureProbability === p && r.strategy === name) as sim.RunResult;
+    // Healthy: neither gets in the way (only the requests the end of the run cuts off are not done).
+    expect(at(0, "3-retries-breaker").successRate).toBe(at(0, "3-retries").successRate);
+    expect(at(0, "3-retries-retry-breaker").successRate).toBe(at(0, "3-retries").successRate);
+    // Failing: the breaker refuses first attempts too; the retry breaker lets every first attempt through.
+    expect(at(1, "3-retries-breaker").amplification).toBeLessThan(0.05);
+    const retryBreaker = at(1, "3-retries-retry-breaker").amplification;
+    expect(retryBreaker).toBeGreaterThanOrEqual(1);
+    expect(retryBreaker).toBeLessThan(1.05);
+    expect(at(1, "3-retries").amplification).toBeGreaterThan(3.5);
+  });
+});
+
+describe("the overload experiment's exponential client, as its code runs", () => {
+  it("backs off first by the think time that preceded the request, then × e per retry", () => {
+    const strategy = sim.OUTAGE_STRATEGIES.find((s) => s.name === "exponential-after-think");
+    const policyAfter = strategy?.afterThink?.(7000);
+    const b = policyAfter?.backoff;
+    if (b === undefined || typeof b === "function") throw new Error("expected a backoff");
+    expect(b.delay(0, () => 0.5)).toBe(7000);
+    expect(b.delay(1, () => 0.5)).toBeCloseTo(7000 * Math.E, 6);
+    expect(b.delay(10, () => 0.5)).toBe(300_000);
+  });
+
+  it("waits far longer before its first retries than the clean one, so the server recovers later", () => {
+    const { runs } = simulate({ strategies: ["exponential", "exponential-after-think"], seed: 1 });
+    const [clean, afterThink] = runs as [sim.RunResult, sim.RunResult];
+    expect(afterThink.recovered).toBe(true);
+    expect(afterThink.recoveryTime as number).toBeGreaterThan(clean.recoveryTime as number);
   });
 });

@@ -24,7 +24,7 @@ Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in ke
   --scenario NAME            outage (default), contention, amplification, throttled-store or metastable
   --strategies a,b           strategies to compare (default: all of the scenario's; contention: the AWS
                              study's five, no-backoff and aws-*)
-  --clients N[,N…]           client counts, each at most ${SIM_LIMITS.clients}, or ranges FROM:TO:STEP (defaults: outage 1000, contention 10,50,100, amplification 100,
+  --clients N[,N…]           client counts, each at most ${SIM_LIMITS.clients}, or ranges FROM:TO[:STEP] (defaults: outage 1000, contention 10,50,100, amplification 100,
                              throttled-store 50 workers)
   --batch N                  throttled-store: writes to make, at most ${SIM_LIMITS.batch} (default 20000)
   --failure-probability P,…  amplification: failure probabilities (default 0,0.1,…,1)
@@ -36,6 +36,8 @@ Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in ke
   --timeout D                per-attempt timeout (default 2s)
   --server NAME              outage: latency (slow under load, default), flaky or capacity
   --min-delay D --limit N --factor F --k K --tick D --backlog N   the latency server (100ms, 30, 1.05, 15, 50ms, 512)
+  --backlog N[,N…]           outage: listen-queue sizes to sweep, one run of each strategy per size; a range
+                             FROM:TO doubles (128:2048), FROM:TO:STEP adds STEP
   --failure P --latency D    the flaky server (0.1, 10ms)
   --capacity N               the capacity server: requests per second (100); latency from --latency (100ms)
   --json                     print the full results as JSON
@@ -69,7 +71,7 @@ export function simulateOptions(argv: readonly string[]): {
       ),
     );
   }
-  if (v.clients !== undefined) options.clients = clientCounts(v.clients);
+  if (v.clients !== undefined) options.clients = counts("clients", v.clients, 1, SIM_LIMITS.clients);
   if (v["failure-probability"] !== undefined) {
     if (scenario !== "amplification")
       throw new UsageError("--failure-probability is for --scenario amplification");
@@ -106,7 +108,11 @@ export function simulateOptions(argv: readonly string[]): {
   if (v.factor !== undefined) latency.factor = number("factor", v.factor, (n) => n >= 1, "a number >= 1");
   if (v.k !== undefined) latency.k = number("k", v.k, (n) => n > 0, "a number > 0");
   if (v.tick !== undefined) latency.tick = duration("tick", v.tick);
-  if (v.backlog !== undefined) latency.backlog = integer("backlog", v.backlog, 0);
+  if (v.backlog !== undefined) {
+    const backlogs = counts("backlog", v.backlog, 0, SIM_LIMITS.clients);
+    if (backlogs.length === 1) latency.backlog = backlogs[0] as number;
+    else options.backlogs = backlogs;
+  }
   if (Object.keys(latency).length > 0) options.latencyServer = latency;
   if (v.failure !== undefined) {
     options.flakyServer = {
@@ -132,26 +138,36 @@ export function simulateOptions(argv: readonly string[]): {
 }
 
 /**
- * `--clients`: counts separated by commas, each a count or a range FROM:TO:STEP (10:190:10 is 10, 20, …,
- * 190; STEP defaults to 1).
+ * A list of counts (`--clients`, `--backlog`): counts separated by commas, each a count or a range:
+ * FROM:TO:STEP adds STEP (10:190:10 is 10, 20, …, 190), FROM:TO doubles (128:2048 is 128, 256, …, 2048).
  */
-function clientCounts(text: string): number[] {
-  const counts = list("clients", text, (part) => {
+function counts(flag: string, text: string, min: number, max: number): number[] {
+  const values = list(flag, text, (part) => {
     const bounds = part.split(":");
-    if (bounds.length === 1) return [integer("clients", part, 1, SIM_LIMITS.clients)];
-    const [from, to, step = "1", extra] = bounds;
-    if (bounds.length > 3 || from === undefined || to === undefined || extra !== undefined)
-      throw new UsageError(`--clients: a range is FROM:TO:STEP (e.g. 10:190:10); got "${part}"`);
-    const first = integer("clients", from, 1, SIM_LIMITS.clients);
-    const last = integer("clients", to, first, SIM_LIMITS.clients);
-    const by = integer("clients", step, 1);
-    if ((last - first) / by + 1 > SIM_LIMITS.points)
-      throw new UsageError(`--clients: "${part}" makes more than ${SIM_LIMITS.points} counts`);
-    return Array.from({ length: Math.floor((last - first) / by) + 1 }, (_, i) => first + i * by);
+    if (bounds.length === 1) return [integer(flag, part, min, max)];
+    const [from, to, step] = bounds;
+    if (bounds.length > 3 || from === undefined || to === undefined)
+      throw new UsageError(`--${flag}: a range is FROM:TO (doubling) or FROM:TO:STEP; got "${part}"`);
+    const first = integer(flag, from, step === undefined ? Math.max(1, min) : min, max);
+    const last = integer(flag, to, first, max);
+    const next =
+      step === undefined
+        ? (n: number) => n * 2
+        : (
+            (by) => (n: number) =>
+              n + by
+          )(integer(flag, step, 1));
+    const range: number[] = [];
+    for (let n = first; n <= last; n = next(n)) {
+      range.push(n);
+      if (range.length > SIM_LIMITS.points)
+        throw new UsageError(`--${flag}: "${part}" makes more than ${SIM_LIMITS.points} values`);
+    }
+    return range;
   }).flat();
-  if (counts.length > SIM_LIMITS.points)
-    throw new UsageError(`--clients: at most ${SIM_LIMITS.points} counts; got ${counts.length}`);
-  return counts;
+  if (values.length > SIM_LIMITS.points)
+    throw new UsageError(`--${flag}: at most ${SIM_LIMITS.points} values; got ${values.length}`);
+  return values;
 }
 
 function parse(argv: readonly string[]) {
@@ -197,10 +213,13 @@ export function table(result: SimulationResult): string {
   const outage = result.scenario === "outage" || result.scenario === "metastable";
   const contention = result.scenario === "contention";
   const throttled = result.scenario === "throttled-store";
+  // The listen queue decides the outage on the latency server: shown when several were swept.
+  const backlog = new Set(result.runs.map((r) => r.backlog)).size > 1;
   const header = [
     "strategy",
     "clients",
     ...(amplification ? ["p(fail)"] : []),
+    ...(backlog ? ["backlog"] : []),
     ...(outage ? ["recovered", "recovery"] : []),
     ...(contention ? [] : ["peak conc."]),
     "attempts/req",
@@ -214,6 +233,7 @@ export function table(result: SimulationResult): string {
     r.strategy,
     String(r.clients),
     ...(amplification ? [String(r.failureProbability)] : []),
+    ...(backlog ? [String(r.backlog)] : []),
     ...(outage ? [r.recovered === null ? "—" : r.recovered ? "yes" : "NO", seconds(r.recoveryTime)] : []),
     ...(contention ? [] : [String(Math.round(r.peakConcurrency))]),
     r.amplification.toFixed(2),
@@ -243,6 +263,7 @@ function describeRun(result: SimulationResult): string {
     outage: { start: number; length: number } | null;
     server: string;
     runs: number;
+    backlogs: readonly number[] | null;
   };
   const parts = [
     `scenario ${result.scenario}`,
@@ -255,6 +276,7 @@ function describeRun(result: SimulationResult): string {
   if (p.outage !== null && p.outage !== undefined) {
     parts.push(`outage ${p.outage.start / 1000}–${(p.outage.start + p.outage.length) / 1000} s`);
   }
+  if (p.backlogs?.length === 1) parts.push(`backlog ${p.backlogs[0]}`);
   return parts.join(", ");
 }
 

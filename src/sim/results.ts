@@ -13,6 +13,8 @@ export interface RunResult {
   readonly source: string;
   readonly clients: number;
   readonly failureProbability: number | null;
+  /** The latency server's listen queue (outage on the latency server); null for other servers. */
+  readonly backlog: number | null;
   readonly seeds: readonly number[];
   /** Whether goodput came back after the outage and stayed (majority of seeds); null without an outage. */
   readonly recovered: boolean | null;
@@ -74,6 +76,7 @@ export function summarize(
     source: strategy.source,
     clients,
     failureProbability,
+    backlog: null,
     seeds,
     recovered: first.recovered === null ? null : recoveredSeeds.length * 2 > singles.length,
     recoveryTime:

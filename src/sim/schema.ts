@@ -99,6 +99,14 @@ export const SIMULATE_SCHEMA: Schema = {
     capacityServer: tuning("capacity server"),
     store: tuning("versioned store"),
     throttledStore: tuning("throttled store"),
+    backlogs: {
+      kind: {
+        type: "other",
+        allowed: `a non-empty list (at most ${SIM_LIMITS.points}) of integers in [0, ${SIM_LIMITS.clients}]`,
+      },
+      default: "latencyServer.backlog (512)",
+      doc: "Outage on the latency server: listen-queue sizes to sweep, every strategy run once per size.",
+    },
     batch: {
       kind: { type: "integer", min: 1, max: SIM_LIMITS.batch },
       default: "20000",

@@ -85,6 +85,11 @@ export interface SimulateOptions {
   capacityServer?: Partial<CapacityServerOptions>;
   store?: Partial<VersionedStoreOptions>;
   throttledStore?: Partial<ThrottledStoreOptions>;
+  /**
+   * outage on the latency server: listen-queue sizes to sweep, every strategy run once per size (each
+   * result says its `backlog`). Default: the one of `latencyServer` (512).
+   */
+  backlogs?: readonly number[];
   /** throttled-store: the writes to make, shared among the workers (`clients`). Default 20,000. */
   batch?: number;
   /** Called as virtual time passes: how many runs are done, of how many, and the progress of this one (0–1). */
@@ -297,7 +302,28 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
   if (scenario === "outage") checkTimeoutAgainstServer(r);
   const seeds = Array.from({ length: runs }, (_, i) => seed + i);
   const grid = { strategies, clients, probabilities, seeds };
-  const results = runGrid(runner, r, grid, options.onProgress);
+  const latency = scenario === "outage" && r.server === "latency";
+  if (options.backlogs !== undefined && !latency) {
+    throw new OptionError("backlogs", options.backlogs, "only for the outage scenario on the latency server");
+  }
+  const backlogs = list(
+    "backlogs",
+    options.backlogs,
+    [r.latencyServer.backlog],
+    (v) => Number.isInteger(v) && v >= 0 && v <= SIM_LIMITS.clients,
+    `integers in [0, ${SIM_LIMITS.clients}]`,
+  );
+  // One grid per listen-queue size, its progress counted on from the last.
+  const sweep = backlogs.length;
+  const results = backlogs.flatMap((backlog, i) =>
+    runGrid(
+      runner,
+      { ...r, latencyServer: { ...r.latencyServer, backlog } },
+      grid,
+      options.onProgress &&
+        ((done, total, fraction) => options.onProgress?.(i * total + done, sweep * total, fraction)),
+    ).map((run) => ({ ...run, backlog: latency ? backlog : null })),
+  );
   const reported = runner.parameters(r);
   return {
     scenario,
@@ -314,6 +340,7 @@ export function simulate(options: SimulateOptions = {}): SimulationResult {
       flakyServer: r.flakyServer,
       capacityServer: r.capacityServer,
       store: r.store,
+      backlogs: latency ? backlogs : null,
       runs,
     },
     runs: results,

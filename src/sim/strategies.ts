@@ -11,6 +11,7 @@ import type { Random } from "../core/random.js";
 import { jitter } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
 import { DEFAULTS, type RetryPolicy } from "../policy/options.js";
+import { retryBreaker } from "./retry-breaker.js";
 
 /** A named retry policy and where its numbers come from. */
 export interface Strategy {
@@ -24,6 +25,11 @@ export interface Strategy {
    * and each client also waits its current delay after a success, as the shared pacing controller's workers do.
    */
   readonly shared?: (clock: Clock, random: Random) => ResponsiveBackoff;
+  /**
+   * The policy of a request made after `think` ms of thinking, for a strategy whose backoff starts from
+   * the think time; `policy` (which it should equal in form) otherwise.
+   */
+  readonly afterThink?: (think: number) => RetryPolicy;
   /** A retry budget or a circuit breaker that all clients of one run share (made afresh for each run). */
   readonly guards?: (clock: Clock, random: Random) => { budget?: RetryBudget; breaker?: CircuitBreaker };
 }
@@ -44,7 +50,15 @@ const halfFailing = (clock: Clock, random: Random) => ({
   }),
 });
 
-/** `strategy` with a shared budget, and with a shared breaker. */
+/**
+ * The retry breaker they compare: the same threshold (half the attempts failing, 20 or more in 10 s),
+ * applied to retries only.
+ */
+const halfFailingRetries = (clock: Clock) => ({
+  budget: retryBreaker({ failureRatio: 0.5, minimumThroughput: 20, window: 10_000, clock }),
+});
+
+/** `strategy` with a shared budget, with a shared breaker, and with a shared retry breaker. */
 function guarded(strategy: Strategy): Strategy[] {
   return [
     {
@@ -56,8 +70,16 @@ function guarded(strategy: Strategy): Strategy[] {
     {
       ...strategy,
       name: `${strategy.name}-breaker`,
-      description: `${strategy.description}; a shared circuit breaker: opens at 50% failures (≥ 20 calls in 10 s), for 1 s, then longer`,
+      description: `${strategy.description}; a shared circuit breaker: opens at 50% failures (≥ 20 calls in 10 s), for 1 s, then longer, and while open refuses every call, first attempts too`,
       guards: halfFailing,
+    },
+    {
+      ...strategy,
+      name: `${strategy.name}-retry-breaker`,
+      description: `${strategy.description}; a shared retry breaker: no call retries while 50% of attempts fail (≥ 20 in 10 s), but every call still makes its first attempt`,
+      source:
+        'Marc Brooker, "Fixing retries with token buckets and circuit breakers" (2022): a breaker that stops retries only',
+      guards: halfFailingRetries,
     },
   ];
 }
@@ -70,6 +92,15 @@ const multiplyByOneToTwo: Jitter = {
   name: "times-uniform-1-2",
   apply: ({ backoff: b, retries, random }) => b.delay(retries, random) * (1 + random()),
 };
+
+/** The overload experiment's exponential client, its first backoff the think time that preceded the request. */
+function afterThink(think: number): RetryPolicy {
+  return {
+    maxRetries: -1,
+    backoff: backoff.exponential({ base: Math.min(think, 300_000), max: 300_000, multiplier: Math.E }),
+    jitter: jitter.normal({ stddev: 100 }),
+  };
+}
 
 export const OUTAGE_STRATEGIES: readonly Strategy[] = [
   {
@@ -88,6 +119,15 @@ export const OUTAGE_STRATEGIES: readonly Strategy[] = [
       backoff: backoff.exponential({ base: 100, max: 300_000, multiplier: Math.E }),
       jitter: jitter.normal({ stddev: 100 }),
     },
+  },
+  {
+    name: "exponential-after-think",
+    description:
+      "the same exponential client with one delay for thinking and backing off: the first retry waits the think time before the request (mean 10 s), then × e per retry, cap 5 min, normal jitter 0.1 s, forever",
+    source:
+      "the overload experiment's exponential client as its code runs: the delay it backs off from is the one it last thought for",
+    policy: afterThink(10_000),
+    afterThink,
   },
   {
     name: "robustly",
@@ -134,9 +174,15 @@ export const OUTAGE_STRATEGIES: readonly Strategy[] = [
   },
   {
     name: "cockatiel",
-    description: "retry(handleAll) as it comes: no backoff, no attempt limit",
-    source: "cockatiel 3 Policy.retry: backoff defaults to ConstantBackoff(0), maxAttempts to Infinity",
-    policy: { maxRetries: -1, backoff: backoff.none(), jitter: jitter.none() },
+    description:
+      "retry(handleAll, { backoff: new ExponentialBackoff() }): no attempt limit, exponential from 128 ms, × 2, cap 30 s, Polly's decorrelated jitter",
+    source:
+      "cockatiel 3.2, ExponentialBackoff's documented defaults (its type docs): initialDelay 128, maxDelay 30000, exponent 2, generator decorrelatedJitterGenerator (robustly's jitter.decorrelatedPolly()); retry's maxAttempts defaults to Infinity",
+    policy: {
+      maxRetries: -1,
+      backoff: backoff.exponential({ base: 128, max: 30_000 }),
+      jitter: jitter.decorrelatedPolly(),
+    },
   },
 ];
 

@@ -40,32 +40,38 @@ interface Population {
 /** Starts `clients` simulated clients, each calling the retry loop with the strategy's policy. */
 function populate(sim: Simulation, recorder: Recorder, p: Population): void {
   // A simulated client is a pipeline on the simulation's clock, the very one `retry` builds.
-  const client = retryPipeline<unknown>({
-    ...p.strategy.policy,
-    ...p.strategy.guards?.(sim.clock, sim.random),
-    timeout: p.timeout,
-    onError: (error) => {
-      if (error instanceof TimeoutError) recorder.timedOut(sim.now);
-    },
-  });
+  const guards = p.strategy.guards?.(sim.clock, sim.random);
+  const pipelineOf = (policy: Strategy["policy"]) =>
+    retryPipeline<unknown>({
+      ...policy,
+      ...guards,
+      timeout: p.timeout,
+      onError: (error) => {
+        if (error instanceof TimeoutError) recorder.timedOut(sim.now);
+      },
+    });
+  const client = pipelineOf(p.strategy.policy);
+  const afterThink = p.strategy.afterThink;
+  /** Starts a request `think` ms from now. */
+  const thinkThenStart = (think: number) => sim.after(think, () => start(think));
   const operation = () => {
     recorder.attempts += 1;
     return p.operation();
   };
-  const start = () => {
+  const start = (think: number) => {
     const started = sim.now;
     recorder.started += 1;
     const closedLoop = !p.once && !p.openLoop;
-    if (p.openLoop) sim.after(exponentialDraw(sim.random, p.think), start);
+    if (p.openLoop) thinkThenStart(exponentialDraw(sim.random, p.think));
     const finish = (ok: boolean) => {
       if (ok) recorder.succeeded += 1;
       else recorder.failed += 1;
       recorder.completionTotal += sim.now - started;
       recorder.lastFinished = sim.now;
-      if (closedLoop) sim.after(exponentialDraw(sim.random, p.think), start);
+      if (closedLoop) thinkThenStart(exponentialDraw(sim.random, p.think));
     };
     runOnSimulation(
-      client,
+      afterThink === undefined ? client : pipelineOf(afterThink(think)),
       operation,
       sim,
       () => finish(true),
@@ -73,8 +79,8 @@ function populate(sim: Simulation, recorder: Recorder, p: Population): void {
     );
   };
   for (let i = 0; i < p.clients; i++) {
-    if (p.once) sim.after(0, start);
-    else sim.after(exponentialDraw(sim.random, p.think), start);
+    if (p.once) thinkThenStart(0);
+    else thinkThenStart(exponentialDraw(sim.random, p.think));
   }
 }
 
