@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { Simulation } from "../src/sim/engine.js";
 import { Recorder } from "../src/sim/metrics.js";
 import type { Outcome } from "../src/sim/outcome.js";
+import { retryBreaker } from "../src/sim/retry-breaker.js";
 import { CapacityServer, FlakyServer, LatencyServer, VersionedStore } from "../src/sim/servers.js";
 
 const seed002 = { minDelay: 100, limit: 30, factor: 1.05, k: 15, tick: 50, backlog: 512 };
@@ -203,5 +204,28 @@ describe("the other servers", () => {
     );
     expect(store.version).toBe(1);
     expect(recorder.work).toBe(2);
+  });
+});
+
+describe("the retry breaker", () => {
+  it("refuses retries while at least the failure share of the window's attempts failed, and only then", () => {
+    let now = 0;
+    const clock = { now: () => now, setTimer: () => () => {} };
+    const breaker = retryBreaker({ failureRatio: 0.5, minimumThroughput: 20, window: 10_000, clock });
+    for (let i = 0; i < 19; i++) breaker.failure();
+    // Too few attempts to judge: retries go on.
+    expect(breaker.tryRetry()).toBe(true);
+    breaker.failure();
+    expect(breaker.tryRetry()).toBe(false);
+    expect(breaker.available).toBe(false);
+    // Successes bring the share of failures under the ratio.
+    for (let i = 0; i < 21; i++) breaker.success();
+    expect(breaker.tryRetry()).toBe(true);
+    // The window forgets: 10 s on, the 20 failures of a later burst alone count.
+    now = 11_000;
+    for (let i = 0; i < 20; i++) breaker.failure();
+    expect(breaker.tryRetry()).toBe(false);
+    now = 22_000;
+    expect(breaker.tryRetry()).toBe(true);
   });
 });
