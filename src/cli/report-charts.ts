@@ -2,6 +2,7 @@
  * The charts of a simulation's report: one line per strategy, by scenario, as Vega-Lite specs.
  */
 import type { TopLevelSpec } from "vega-lite";
+import { AWS_BACKOFF_STUDY } from "../sim/published.js";
 import type { RunResult, SimulationResult } from "../sim/simulate.js";
 import { CHART_CONFIG, renderSpec, symlogScale, type Vega, type VegaLite } from "./render.js";
 
@@ -10,6 +11,8 @@ interface Point {
   readonly x: number;
   readonly y: number | null;
   readonly series: string;
+  /** Where the point comes from, when a chart draws published figures (dashed) beside simulated ones. */
+  readonly figures?: "simulated" | "published";
 }
 
 /** A chart of one line per series, as the report draws them all. */
@@ -71,6 +74,23 @@ function lineSpec(chart: LineChart): TopLevelSpec {
         scale: { domain: [...chart.series], scheme: chart.series.length > 10 ? "tableau20" : "tableau10" },
         legend: { orient: "right", labelLimit: 400, symbolStrokeWidth: 3 },
       },
+      ...(chart.points.some((p) => p.figures !== undefined)
+        ? {
+            strokeDash: {
+              field: "figures",
+              type: "nominal",
+              title: "figures",
+              scale: {
+                domain: ["simulated", "published"],
+                range: [
+                  [1, 0],
+                  [5, 4],
+                ],
+              },
+              legend: { orient: "right", symbolStrokeWidth: 2 },
+            },
+          }
+        : {}),
     },
   });
   return {
@@ -115,11 +135,20 @@ interface ChartContext {
 /** The charts of a result, by scenario. */
 export function charts(result: SimulationResult): LineChart[] {
   const p = result.parameters as ChartContext["p"];
-  const context = [`${result.scenario} scenario`, `seed ${result.seed}`];
+  const runs = Number(result.parameters.runs ?? 1);
+  const context = [
+    `${result.scenario} scenario`,
+    runs === 1
+      ? `seed ${result.seed}`
+      : `mean of ${runs} runs (seeds ${result.seed}–${result.seed + runs - 1})`,
+  ];
   if (p.server !== undefined) context.push(`server ${p.server}`);
   const c: ChartContext = { runs: result.runs, p, context };
   switch (result.scenario) {
     case "outage":
+      return new Set(result.runs.map((r) => r.backlog)).size > 1
+        ? backlogCharts(c)
+        : timeCharts(c, result.scenario);
     case "metastable":
       return timeCharts(c, result.scenario);
     case "contention":
@@ -215,10 +244,13 @@ function perRunCharts(
   }));
 }
 
-/** The contention scenario: writes and completion time by client count. */
+/**
+ * The contention scenario: writes, completion time and makespan by client count; writes and makespan
+ * with the AWS study's published figures dashed beside them, for the strategies it has.
+ */
 function contentionCharts({ runs, context }: ChartContext): LineChart[] {
   const subtitle = [...context, "each client makes one read-then-write request"].join(" · ");
-  return perRunCharts(
+  const made = perRunCharts(
     runs,
     { label: labeller(runs, true), subtitle, x: { title: "clients" }, xOf: (r) => r.clients },
     [
@@ -229,7 +261,74 @@ function contentionCharts({ runs, context }: ChartContext): LineChart[] {
         y: "mean completion time (ms)",
         value: (r) => r.completionTime,
       },
+      {
+        file: "contention-makespan.svg",
+        title: "Makespan: until the last client is done",
+        y: "makespan (ms)",
+        value: (r) => r.makespan,
+      },
     ],
+  );
+  const lo = Math.min(...runs.map((r) => r.clients));
+  const hi = Math.max(...runs.map((r) => r.clients));
+  const strategies = unique(runs.map((r) => r.strategy));
+  const published = (value: "work" | "makespan") =>
+    strategies.flatMap((name) =>
+      (AWS_BACKOFF_STUDY.strategies[name] ?? [])
+        .filter((p) => p.clients >= lo && p.clients <= hi)
+        .map((p) => ({ x: p.clients, y: p[value], series: name, figures: "published" as const })),
+    );
+  const withPublished = (chart: LineChart, value: "work" | "makespan"): LineChart => {
+    const extra = published(value);
+    if (extra.length === 0) return chart;
+    return {
+      ...chart,
+      subtitle: `${chart.subtitle} · dashed: the study's published figures`,
+      points: [...chart.points.map((p) => ({ ...p, figures: "simulated" as const })), ...extra],
+    };
+  };
+  const [work, completion, makespan] = made as [LineChart, LineChart, LineChart];
+  return [withPublished(work, "work"), completion, withPublished(makespan, "makespan")];
+}
+
+/** The outage scenario swept over the listen queue: where each strategy stops recovering. */
+function backlogCharts({ runs, context }: ChartContext): LineChart[] {
+  const subtitle = [
+    ...context,
+    "one run of each strategy per listen-queue size; no point: never recovered",
+  ].join(" · ");
+  const made = perRunCharts(
+    runs,
+    {
+      label: labeller(runs, false),
+      subtitle,
+      x: { title: "listen queue (backlog, requests)" },
+      xOf: (r) => r.backlog ?? 0,
+    },
+    [
+      {
+        file: "outage-backlog-recovery.svg",
+        title: "Recovery time by listen queue",
+        y: "recovery time (s)",
+        value: (r) => (r.recoveryTime === null ? null : r.recoveryTime / 1000),
+      },
+      {
+        file: "outage-backlog-concurrency.svg",
+        title: "Peak concurrency by listen queue",
+        y: "peak requests in the server",
+        value: (r) => r.peakConcurrency,
+      },
+      {
+        file: "outage-backlog-success.svg",
+        title: "Success rate by listen queue",
+        y: "requests that succeeded (%)",
+        value: (r) => r.successRate * 100,
+      },
+    ],
+  );
+  // Peak concurrency spans from hundreds to a hundred thousand: on a log scale.
+  return made.map((c) =>
+    c.file === "outage-backlog-concurrency.svg" ? { ...c, y: { ...c.y, log: true } } : c,
   );
 }
 

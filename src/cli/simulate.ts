@@ -24,13 +24,14 @@ Usage: robustly simulate [options]
 Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in kebab-case (camelCase works too).
 
   --scenario NAME            outage (default), contention, amplification, throttled-store or metastable
-  --strategies a,b           strategies to compare (default: all of the scenario's)
-  --clients N[,N…]           client counts, each at most ${SIM_LIMITS.clients} (defaults: outage 1000, contention 10,50,100, amplification 100,
+  --strategies a,b           strategies to compare (default: all of the scenario's; contention: the AWS
+                             study's five, no-backoff and aws-*)
+  --clients N[,N…]           client counts, each at most ${SIM_LIMITS.clients}, or ranges FROM:TO[:STEP] (defaults: outage 1000, contention 10,50,100, amplification 100,
                              throttled-store 50 workers)
   --batch N                  throttled-store: writes to make, at most ${SIM_LIMITS.batch} (default 20000)
   --failure-probability P,…  amplification: failure probabilities (default 0,0.1,…,1)
   --seed S                   seed of the run (default 1); the same seed gives the same numbers
-  --runs K                   average K seeds: S, S+1, …, K at most ${SIM_LIMITS.runs} (default 1)
+  --runs K                   average K seeds: S, S+1, …, K at most ${SIM_LIMITS.runs} (default 1; contention 100)
   --jobs N                   worker threads to share the runs among, at most ${MAX_JOBS} (default: the cores, here ${availableParallelism()});
                              the results are the same for any N
   --duration D               virtual duration (default outage 300s, amplification 60s)
@@ -39,6 +40,8 @@ Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in ke
   --timeout D                per-attempt timeout (default 2s)
   --server NAME              outage: latency (slow under load, default), flaky or capacity
   --min-delay D --limit N --factor F --k K --tick D --backlog N   the latency server (100ms, 30, 1.05, 15, 50ms, 512)
+  --backlog N[,N…]           outage: listen-queue sizes to sweep, one run of each strategy per size; a range
+                             FROM:TO doubles (128:2048), FROM:TO:STEP adds STEP
   --failure P --latency D    the flaky server (0.1, 10ms)
   --capacity N               the capacity server: requests per second (100); latency from --latency (100ms)
   --json                     print the full results as JSON
@@ -76,8 +79,7 @@ export function simulateOptions(argv: readonly string[]): {
       ),
     );
   }
-  if (v.clients !== undefined)
-    options.clients = list("clients", v.clients, (n) => integer("clients", n, 1, SIM_LIMITS.clients));
+  if (v.clients !== undefined) options.clients = counts("clients", v.clients, 1, SIM_LIMITS.clients);
   if (v["failure-probability"] !== undefined) {
     if (scenario !== "amplification")
       throw new UsageError("--failure-probability is for --scenario amplification");
@@ -114,7 +116,11 @@ export function simulateOptions(argv: readonly string[]): {
   if (v.factor !== undefined) latency.factor = number("factor", v.factor, (n) => n >= 1, "a number >= 1");
   if (v.k !== undefined) latency.k = number("k", v.k, (n) => n > 0, "a number > 0");
   if (v.tick !== undefined) latency.tick = duration("tick", v.tick);
-  if (v.backlog !== undefined) latency.backlog = integer("backlog", v.backlog, 0);
+  if (v.backlog !== undefined) {
+    const backlogs = counts("backlog", v.backlog, 0, SIM_LIMITS.clients);
+    if (backlogs.length === 1) latency.backlog = backlogs[0] as number;
+    else options.backlogs = backlogs;
+  }
   if (Object.keys(latency).length > 0) options.latencyServer = latency;
   if (v.failure !== undefined) {
     options.flakyServer = {
@@ -145,6 +151,39 @@ export function simulateOptions(argv: readonly string[]): {
     help: v.help === true,
     quiet: v.quiet === true,
   };
+}
+
+/**
+ * A list of counts (`--clients`, `--backlog`): counts separated by commas, each a count or a range:
+ * FROM:TO:STEP adds STEP (10:190:10 is 10, 20, …, 190), FROM:TO doubles (128:2048 is 128, 256, …, 2048).
+ */
+function counts(flag: string, text: string, min: number, max: number): number[] {
+  const values = list(flag, text, (part) => {
+    const bounds = part.split(":");
+    if (bounds.length === 1) return [integer(flag, part, min, max)];
+    const [from, to, step] = bounds;
+    if (bounds.length > 3 || from === undefined || to === undefined)
+      throw new UsageError(`--${flag}: a range is FROM:TO (doubling) or FROM:TO:STEP; got "${part}"`);
+    const first = integer(flag, from, step === undefined ? Math.max(1, min) : min, max);
+    const last = integer(flag, to, first, max);
+    const next =
+      step === undefined
+        ? (n: number) => n * 2
+        : (
+            (by) => (n: number) =>
+              n + by
+          )(integer(flag, step, 1));
+    const range: number[] = [];
+    for (let n = first; n <= last; n = next(n)) {
+      range.push(n);
+      if (range.length > SIM_LIMITS.points)
+        throw new UsageError(`--${flag}: "${part}" makes more than ${SIM_LIMITS.points} values`);
+    }
+    return range;
+  }).flat();
+  if (values.length > SIM_LIMITS.points)
+    throw new UsageError(`--${flag}: at most ${SIM_LIMITS.points} values; got ${values.length}`);
+  return values;
 }
 
 function parse(argv: readonly string[]) {
@@ -192,22 +231,27 @@ export function table(result: SimulationResult): string {
   const outage = result.scenario === "outage" || result.scenario === "metastable";
   const contention = result.scenario === "contention";
   const throttled = result.scenario === "throttled-store";
+  // The listen queue decides the outage on the latency server: shown when several were swept.
+  const backlog = new Set(result.runs.map((r) => r.backlog)).size > 1;
   const header = [
     "strategy",
     "clients",
     ...(amplification ? ["p(fail)"] : []),
+    ...(backlog ? ["backlog"] : []),
     ...(outage ? ["recovered", "recovery", "in flight", "over knee"] : []),
     ...(contention ? [] : ["peak conc."]),
     "attempts/req",
     "success",
     contention ? "writes" : "server work",
     "completion",
+    ...(contention ? ["makespan"] : []),
     ...(throttled ? ["refused", "batch time", "capacity use"] : []),
   ];
   const rows = result.runs.map((r: RunResult) => [
     r.strategy,
     String(r.clients),
     ...(amplification ? [String(r.failureProbability)] : []),
+    ...(backlog ? [String(r.backlog)] : []),
     ...(outage
       ? [
           r.recovered === null ? "—" : r.recovered ? "yes" : "NO",
@@ -221,6 +265,7 @@ export function table(result: SimulationResult): string {
     `${(r.successRate * 100).toFixed(1)}%`,
     String(Math.round(r.work)),
     r.completionTime === null ? "—" : `${Math.round(r.completionTime)} ms`,
+    ...(contention ? [r.makespan === null ? "—" : `${Math.round(r.makespan)} ms`] : []),
     ...(throttled
       ? [
           String(Math.round(r.rejected)),
@@ -242,16 +287,21 @@ function describeRun(result: SimulationResult): string {
     duration: number;
     outage: { start: number; length: number } | null;
     server: string;
+    runs: number;
+    backlogs: readonly number[] | null;
   };
   const parts = [
     `scenario ${result.scenario}`,
-    `seed ${result.seed}`,
+    p.runs > 1
+      ? `seeds ${result.seed}–${result.seed + p.runs - 1} (${p.runs} runs averaged)`
+      : `seed ${result.seed}`,
     `${p.duration / 1000} s`,
     `server ${p.server}`,
   ];
   if (p.outage !== null && p.outage !== undefined) {
     parts.push(`outage ${p.outage.start / 1000}–${(p.outage.start + p.outage.length) / 1000} s`);
   }
+  if (p.backlogs?.length === 1) parts.push(`backlog ${p.backlogs[0]}`);
   return parts.join(", ");
 }
 

@@ -14,6 +14,9 @@ export {
   type Second,
 } from "./metrics.js";
 export { Outcome } from "./outcome.js";
+export { AWS_BACKOFF_STUDY, type PublishedFigures, type PublishedPoint } from "./published.js";
+export { type RetryBreakerOptions, retryBreaker } from "./retry-breaker.js";
+export { runOnSimulation } from "./scenarios/clients.js";
 export { SIM_LIMITS, SIMULATE_SCHEMA } from "./schema.js";
 export {
   CapacityServer,
@@ -26,6 +29,9 @@ export {
   type Pause,
   type Server,
   ServerError,
+  ThrottledError,
+  ThrottledStore,
+  type ThrottledStoreOptions,
   VersionedStore,
   type VersionedStoreOptions,
 } from "./servers.js";
@@ -40,7 +46,11 @@ export {
 } from "./simulate.js";
 export {
   AMPLIFICATION_STRATEGIES,
+  AWS_STUDY_STRATEGIES,
   CONTENTION_STRATEGIES,
+  METASTABLE_STRATEGIES,
   OUTAGE_STRATEGIES,
+  OUTAGE_WITH_GUARDS,
   type Strategy,
+  THROTTLED_STRATEGIES,
 } from "./strategies.js";

@@ -66,6 +66,8 @@ export class Recorder {
   failed = 0;
   /** Total time of the logical requests that finished, in ms. */
   completionTotal = 0;
+  /** When the last logical request finished, ms (0 before any has). */
+  lastFinished = 0;
   /** Attempts made by all logical requests. */
   attempts = 0;
   /** Requests the server accepted (for the contention scenario: writes). */

@@ -13,6 +13,8 @@ export interface RunResult {
   readonly source: string;
   readonly clients: number;
   readonly failureProbability: number | null;
+  /** The latency server's listen queue (outage on the latency server); null for other servers. */
+  readonly backlog: number | null;
   readonly seeds: readonly number[];
   /** Whether goodput came back after the outage and stayed (majority of seeds); null without an outage. */
   readonly recovered: boolean | null;
@@ -36,6 +38,11 @@ export interface RunResult {
   readonly work: number;
   /** Mean ms for a logical request to finish; null when none finished. */
   readonly completionTime: number | null;
+  /**
+   * contention: ms from the start until the last client's write landed (the AWS study's "time"), mean
+   * over the seeds; null for other scenarios, or when a client never finished.
+   */
+  readonly makespan: number | null;
   readonly logicalRequests: number;
   readonly attempts: number;
   /** The pre-outage goodput, successes per second; null without an outage. */
@@ -73,6 +80,7 @@ export interface Tally {
   readonly recoveryTime: number | null;
   readonly inFlightRecoveryTime: number | null;
   readonly aboveKneeTime: number | null;
+  readonly makespan: number | null;
   readonly baseline: number | null;
   readonly batchTime: number | null;
   readonly capacityUse: number | null;
@@ -97,6 +105,7 @@ export function tally(single: Single, withSeries: boolean): Tally {
     recoveryTime: single.recoveryTime,
     inFlightRecoveryTime: single.inFlightRecoveryTime ?? null,
     aboveKneeTime: single.aboveKneeTime ?? null,
+    makespan: single.makespan ?? null,
     baseline: single.baseline,
     batchTime: single.batchTime,
     capacityUse: single.capacityUse,
@@ -130,6 +139,7 @@ export function summarize(
     source: strategy.source,
     clients,
     failureProbability,
+    backlog: null,
     seeds,
     recovered: first.recovered === null ? null : recoveredSeeds.length * 2 > singles.length,
     recoveryTime:
@@ -145,6 +155,7 @@ export function summarize(
     work: per((s) => s.work),
     completionTime:
       withFinished.length === 0 ? null : mean(withFinished.map((s) => s.completionTotal / finished(s))),
+    makespan: singles.every((s) => s.makespan !== null) ? per((s) => s.makespan as number) : null,
     logicalRequests: per((s) => s.started),
     attempts: per((s) => s.attempts),
     baseline: first.baseline === null ? null : per((s) => s.baseline as number),

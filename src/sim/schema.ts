@@ -37,7 +37,7 @@ export const SIMULATE_SCHEMA: Schema = {
     },
     strategies: {
       kind: { type: "other", allowed: "a list of the scenario's strategy names" },
-      default: "all of the scenario's",
+      default: "all of the scenario's; contention: the AWS study's five",
       doc: "The retry strategies to compare.",
     },
     clients: {
@@ -63,7 +63,7 @@ export const SIMULATE_SCHEMA: Schema = {
     },
     runs: {
       kind: { type: "integer", min: 1, max: SIM_LIMITS.runs },
-      default: "1",
+      default: "1; contention 100",
       doc: "Seeds per point (seed, seed + 1, …), averaged.",
     },
     duration: {
@@ -99,6 +99,14 @@ export const SIMULATE_SCHEMA: Schema = {
     capacityServer: tuning("capacity server"),
     store: tuning("versioned store"),
     throttledStore: tuning("throttled store"),
+    backlogs: {
+      kind: {
+        type: "other",
+        allowed: `a non-empty list (at most ${SIM_LIMITS.points}) of integers in [0, ${SIM_LIMITS.clients}]`,
+      },
+      default: "latencyServer.backlog (512)",
+      doc: "Outage on the latency server: listen-queue sizes to sweep, every strategy run once per size.",
+    },
     batch: {
       kind: { type: "integer", min: 1, max: SIM_LIMITS.batch },
       default: "20000",

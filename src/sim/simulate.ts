@@ -56,7 +56,7 @@ const RUNNERS: Readonly<Record<ScenarioName, Scenario>> = {
 export interface SimulateOptions {
   /** Default "outage". */
   scenario?: ScenarioName;
-  /** Strategy names of the scenario; default all of them. */
+  /** Strategy names of the scenario; default all of them (contention: the AWS study's five). */
   strategies?: readonly string[];
   /** Client counts, one run per count. Defaults: outage 1000, contention [10, 50, 100], amplification 100. */
   clients?: readonly number[];
@@ -64,7 +64,7 @@ export interface SimulateOptions {
   failureProbability?: readonly number[];
   /** Default 1. */
   seed?: number;
-  /** Seeds per point (seed, seed + 1, …), averaged. Default 1. */
+  /** Seeds per point (seed, seed + 1, …), averaged. Default 1; contention 100, as the AWS study. */
   runs?: number;
   /** Virtual duration, ms. Defaults: outage 300 s, contention 600 s (or until every client is done), amplification 60 s. */
   duration?: number;
@@ -85,6 +85,11 @@ export interface SimulateOptions {
   capacityServer?: Partial<CapacityServerOptions>;
   store?: Partial<VersionedStoreOptions>;
   throttledStore?: Partial<ThrottledStoreOptions>;
+  /**
+   * outage on the latency server: listen-queue sizes to sweep, every strategy run once per size (each
+   * result says its `backlog`). Default: the one of `latencyServer` (512).
+   */
+  backlogs?: readonly number[];
   /** throttled-store: the writes to make, shared among the workers (`clients`). Default 20,000. */
   batch?: number;
   /** Called as virtual time passes: how many runs are done, of how many, and the progress of this one (0–1). */
@@ -141,7 +146,7 @@ function pickStrategies(
   known: readonly Strategy[],
   names: readonly string[] | undefined,
 ): Strategy[] {
-  return (names ?? known.map((s) => s.name)).map((name, i) => {
+  return (names ?? RUNNERS[scenario].defaults.strategies ?? known.map((s) => s.name)).map((name, i) => {
     const found = known.find((s) => s.name === name);
     if (found === undefined) {
       throw new OptionError(
@@ -202,6 +207,7 @@ interface Grid {
   readonly clients: readonly number[];
   readonly probabilities: readonly (number | null)[];
   readonly seeds: readonly number[];
+  readonly backlogs: readonly number[];
 }
 
 /** Unit `unit` of `grid`: its point and seed. Units run seed by seed, strategy by strategy, then by count and probability. */
@@ -212,8 +218,10 @@ function unitOf(grid: Grid, unit: number) {
   const strategy = point % strategies.length;
   const rest = (point - strategy) / strategies.length;
   const count = rest % clients.length;
-  const probability = (rest - count) / clients.length;
-  return { seed, strategy, count, probability };
+  const more = (rest - count) / clients.length;
+  const probability = more % grid.probabilities.length;
+  const backlog = (more - probability) / grid.probabilities.length;
+  return { seed, strategy, count, probability, backlog };
 }
 
 /**
@@ -283,18 +291,31 @@ export function plan(options: SimulateOptions = {}): Plan {
         );
   const seed = options.seed ?? 1;
   if (!Number.isInteger(seed)) throw new OptionError("seed", seed, "an integer");
-  const runs = read<number | undefined>(SIMULATE_SCHEMA, "runs", options.runs) ?? 1;
+  const runs = read<number | undefined>(SIMULATE_SCHEMA, "runs", options.runs) ?? runner.defaults.runs ?? 1;
   const r = resolve(runner, options);
   if (scenario === "outage") checkTimeoutAgainstServer(r);
   const seeds = Array.from({ length: runs }, (_, i) => seed + i);
-  const grid: Grid = { strategies, clients, probabilities, seeds };
-  const points = strategies.length * clients.length * probabilities.length;
+  const latency = scenario === "outage" && r.server === "latency";
+  if (options.backlogs !== undefined && !latency) {
+    throw new OptionError("backlogs", options.backlogs, "only for the outage scenario on the latency server");
+  }
+  const backlogs = list(
+    "backlogs",
+    options.backlogs,
+    [r.latencyServer.backlog],
+    (v) => Number.isInteger(v) && v >= 0 && v <= SIM_LIMITS.clients,
+    `integers in [0, ${SIM_LIMITS.clients}]`,
+  );
+  // One grid per listen-queue size, outermost, so that the results come grouped by it.
+  const grid: Grid = { strategies, clients, probabilities, seeds, backlogs };
+  const points = strategies.length * clients.length * probabilities.length * backlogs.length;
+  const resolvedFor = backlogs.map((backlog) => ({ ...r, latencyServer: { ...r.latencyServer, backlog } }));
   return {
     total: points * seeds.length,
     clientsOf: (unit) => clients[unitOf(grid, unit).count] as number,
     run: (unit, onSlice) => {
       const u = unitOf(grid, unit);
-      const single = runner.run(r, {
+      const single = runner.run(resolvedFor[u.backlog] as Resolved, {
         strategy: strategies[u.strategy] as Strategy,
         clients: clients[u.count] as number,
         failureProbability: probabilities[u.probability] as number | null,
@@ -307,15 +328,14 @@ export function plan(options: SimulateOptions = {}): Plan {
       const results: RunResult[] = [];
       for (let point = 0; point < points; point++) {
         const u = unitOf(grid, point * seeds.length);
-        results.push(
-          summarize(
-            strategies[u.strategy] as Strategy,
-            clients[u.count] as number,
-            probabilities[u.probability] as number | null,
-            seeds,
-            tallies.slice(point * seeds.length, (point + 1) * seeds.length),
-          ),
+        const run = summarize(
+          strategies[u.strategy] as Strategy,
+          clients[u.count] as number,
+          probabilities[u.probability] as number | null,
+          seeds,
+          tallies.slice(point * seeds.length, (point + 1) * seeds.length),
         );
+        results.push({ ...run, backlog: latency ? (backlogs[u.backlog] as number) : null });
       }
       const reported = runner.parameters(r);
       return {
@@ -333,6 +353,7 @@ export function plan(options: SimulateOptions = {}): Plan {
           flakyServer: r.flakyServer,
           capacityServer: r.capacityServer,
           store: r.store,
+          backlogs: latency ? backlogs : null,
           runs,
         },
         runs: results,

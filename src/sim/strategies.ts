@@ -11,6 +11,7 @@ import type { Random } from "../core/random.js";
 import { jitter } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
 import { DEFAULTS, type RetryPolicy } from "../policy/options.js";
+import { retryBreaker } from "./retry-breaker.js";
 
 /** A named retry policy and where its numbers come from. */
 export interface Strategy {
@@ -24,6 +25,11 @@ export interface Strategy {
    * and each client also waits its current delay after a success, as the shared pacing controller's workers do.
    */
   readonly shared?: (clock: Clock, random: Random) => ResponsiveBackoff;
+  /**
+   * The policy of a request made after `think` ms of thinking, for a strategy whose backoff starts from
+   * the think time; `policy` (which it should equal in form) otherwise.
+   */
+  readonly afterThink?: (think: number) => RetryPolicy;
   /** A retry budget or a circuit breaker that all clients of one run share (made afresh for each run). */
   readonly guards?: (clock: Clock, random: Random) => { budget?: RetryBudget; breaker?: CircuitBreaker };
 }
@@ -44,7 +50,15 @@ const halfFailing = (clock: Clock, random: Random) => ({
   }),
 });
 
-/** `strategy` with a shared budget, and with a shared breaker. */
+/**
+ * The retry breaker they compare: the same threshold (half the attempts failing, 20 or more in 10 s),
+ * applied to retries only.
+ */
+const halfFailingRetries = (clock: Clock) => ({
+  budget: retryBreaker({ failureRatio: 0.5, minimumThroughput: 20, window: 10_000, clock }),
+});
+
+/** `strategy` with a shared budget, with a shared breaker, and with a shared retry breaker. */
 function guarded(strategy: Strategy): Strategy[] {
   return [
     {
@@ -56,8 +70,16 @@ function guarded(strategy: Strategy): Strategy[] {
     {
       ...strategy,
       name: `${strategy.name}-breaker`,
-      description: `${strategy.description}; a shared circuit breaker: opens at 50% failures (≥ 20 calls in 10 s), for 1 s, then longer`,
+      description: `${strategy.description}; a shared circuit breaker: opens at 50% failures (≥ 20 calls in 10 s), for 1 s, then longer, and while open refuses every call, first attempts too`,
       guards: halfFailing,
+    },
+    {
+      ...strategy,
+      name: `${strategy.name}-retry-breaker`,
+      description: `${strategy.description}; a shared retry breaker: no call retries while 50% of attempts fail (≥ 20 in 10 s), but every call still makes its first attempt`,
+      source:
+        'Marc Brooker, "Fixing retries with token buckets and circuit breakers" (2022): a breaker that stops retries only',
+      guards: halfFailingRetries,
     },
   ];
 }
@@ -70,6 +92,15 @@ const multiplyByOneToTwo: Jitter = {
   name: "times-uniform-1-2",
   apply: ({ backoff: b, retries, random }) => b.delay(retries, random) * (1 + random()),
 };
+
+/** The overload experiment's exponential client, its first backoff the think time that preceded the request. */
+function afterThink(think: number): RetryPolicy {
+  return {
+    maxRetries: -1,
+    backoff: backoff.exponential({ base: Math.min(think, 300_000), max: 300_000, multiplier: Math.E }),
+    jitter: jitter.normal({ stddev: 100 }),
+  };
+}
 
 export const OUTAGE_STRATEGIES: readonly Strategy[] = [
   {
@@ -88,6 +119,15 @@ export const OUTAGE_STRATEGIES: readonly Strategy[] = [
       backoff: backoff.exponential({ base: 100, max: 300_000, multiplier: Math.E }),
       jitter: jitter.normal({ stddev: 100 }),
     },
+  },
+  {
+    name: "exponential-after-think",
+    description:
+      "the same exponential client with one delay for thinking and backing off: the first retry waits the think time before the request (mean 10 s), then × e per retry, cap 5 min, normal jitter 0.1 s, forever",
+    source:
+      "the overload experiment's exponential client as its code runs: the delay it backs off from is the one it last thought for",
+    policy: afterThink(10_000),
+    afterThink,
   },
   {
     name: "robustly",
@@ -134,9 +174,15 @@ export const OUTAGE_STRATEGIES: readonly Strategy[] = [
   },
   {
     name: "cockatiel",
-    description: "retry(handleAll) as it comes: no backoff, no attempt limit",
-    source: "cockatiel 3 Policy.retry: backoff defaults to ConstantBackoff(0), maxAttempts to Infinity",
-    policy: { maxRetries: -1, backoff: backoff.none(), jitter: jitter.none() },
+    description:
+      "retry(handleAll, { backoff: new ExponentialBackoff() }): no attempt limit, exponential from 128 ms, × 2, cap 30 s, Polly's decorrelated jitter",
+    source:
+      "cockatiel 3.2, ExponentialBackoff's documented defaults (its type docs): initialDelay 128, maxDelay 30000, exponent 2, generator decorrelatedJitterGenerator (robustly's jitter.decorrelatedPolly()); retry's maxAttempts defaults to Infinity",
+    policy: {
+      maxRetries: -1,
+      backoff: backoff.exponential({ base: 128, max: 30_000 }),
+      jitter: jitter.decorrelatedPolly(),
+    },
   },
 ];
 
@@ -153,43 +199,88 @@ const contention = (b: RetryPolicy["backoff"], j: RetryPolicy["jitter"]): RetryP
   jitter: j,
 });
 const exp5 = backoff.exponential({ base: 5, max: 2000 });
+/**
+ * The study's exponential: its simulator counts attempts from 1 at the first failure, so its first sleep
+ * is 2¹ × 5 ms; robustly counts retries from 0. min(2 s, 5 × 2^(x+1)) is min(2 s, 10 × 2^x).
+ */
+const awsExp = backoff.exponential({ base: 10, max: 2000 });
+/**
+ * The study's decorrelated jitter: its sleep starts at base, so even the first sleep is
+ * uniform(base, 3 × base), where robustly's `jitter.decorrelatedAws()` starts at base itself.
+ */
+const awsDecorrelatedRule = jitter.decorrelatedAws();
+const awsDecorrelated: Jitter = {
+  name: "decorrelated-aws-study",
+  apply: (input) => awsDecorrelatedRule.apply({ ...input, previous: input.previous ?? input.backoff.base }),
+};
 const awsSource = 'AWS Architecture Blog, "Exponential Backoff And Jitter" (2015): base 5 ms, cap 2 s';
+const awsStudy = (what: string) =>
+  `${awsSource}; ${what}, as the study's simulator (aws-samples/aws-arch-backoff-simulator) computes it`;
 
 export const CONTENTION_STRATEGIES: readonly Strategy[] = [
   {
     name: "no-backoff",
-    description: "retry at once",
-    source: awsSource,
+    description: 'retry at once (the study\'s "None")',
+    source: awsStudy("no backoff"),
     policy: contention(backoff.none(), jitter.none()),
   },
   {
+    name: "aws-exponential",
+    description: "the study's exponential: min(2 s, 5 ms × 2^n), n = 1 at the first failure, no jitter",
+    source: awsStudy("exponential"),
+    policy: contention(awsExp, jitter.none()),
+  },
+  {
+    name: "aws-full-jitter",
+    description: "the study's full jitter: uniform(0, min(2 s, 5 ms × 2^n)), n = 1 at the first failure",
+    source: awsStudy("full jitter"),
+    policy: contention(awsExp, jitter.full()),
+  },
+  {
+    name: "aws-equal-jitter",
+    description:
+      "the study's equal jitter: v/2 + uniform(0, v/2), v = min(2 s, 5 ms × 2^n), n = 1 at the first failure",
+    source: awsStudy("equal jitter"),
+    policy: contention(awsExp, jitter.equal()),
+  },
+  {
+    name: "aws-decorrelated-jitter",
+    description:
+      "the study's decorrelated jitter: sleep = min(2 s, uniform(5 ms, 3 × previous sleep)), the previous sleep starting at 5 ms",
+    source: awsStudy("decorrelated jitter"),
+    policy: contention(exp5, awsDecorrelated),
+  },
+  {
     name: "exponential",
-    description: "exponential from 5 ms, cap 2 s, no jitter",
-    source: awsSource,
+    description:
+      "robustly's exponential from 5 ms (x = 0 at the first retry: half the study's first sleep), cap 2 s, no jitter",
+    source: "robustly's backoff.exponential({ base: 5, max: 2000 })",
     policy: contention(exp5, jitter.none()),
   },
   {
     name: "full-jitter",
-    description: "exponential, full jitter: uniform(0, b)",
-    source: awsSource,
+    description: "robustly's exponential from 5 ms, full jitter: uniform(0, v)",
+    source: "robustly's jitter.full()",
     policy: contention(exp5, jitter.full()),
   },
   {
     name: "equal-jitter",
-    description: "exponential, equal jitter: b/2 + uniform(0, b/2)",
-    source: awsSource,
+    description: "robustly's exponential from 5 ms, equal jitter: v/2 + uniform(0, v/2)",
+    source: "robustly's jitter.equal()",
     policy: contention(exp5, jitter.equal()),
   },
   {
-    name: "decorrelated-jitter",
-    description: "exponential, robustly's decorrelated jitter: x reset to 0 half the time",
-    source: "robustly's jitter.decorrelated()",
+    name: "decorrelated-choice-jitter",
+    description:
+      "robustly's exponential from 5 ms with its decorrelated jitter: x = random_choice(0, x) before each retry, so the backoff restarts half the time",
+    source: "robustly's jitter.decorrelated(), the design note's decorrelated jitter",
     policy: contention(exp5, jitter.decorrelated()),
   },
   {
     name: "decorrelated-aws-jitter",
-    description: "AWS's decorrelated jitter: min(cap, uniform(base, 3 × previous))",
-    source: awsSource,
+    description:
+      "robustly's jitter.decorrelatedAws(): min(2 s, uniform(5 ms, 3 × previous)), its first sleep 5 ms itself",
+    source: "robustly's jitter.decorrelatedAws()",
     policy: contention(exp5, jitter.decorrelatedAws()),
   },
   {
@@ -198,6 +289,15 @@ export const CONTENTION_STRATEGIES: readonly Strategy[] = [
     source: "Polly.Contrib.WaitAndRetry's DecorrelatedJitterBackoffV2, cockatiel's default",
     policy: contention(exp5, jitter.decorrelatedPolly()),
   },
+];
+
+/** The contention scenario's default rows: the study's five strategies. */
+export const AWS_STUDY_STRATEGIES: readonly string[] = [
+  "no-backoff",
+  "aws-exponential",
+  "aws-full-jitter",
+  "aws-equal-jitter",
+  "aws-decorrelated-jitter",
 ];
 
 const AMPLIFICATION_BASE: readonly Strategy[] = [

@@ -41,34 +41,40 @@ interface Population {
 function populate(sim: Simulation, recorder: Recorder, p: Population): void {
   // A simulated client is a pipeline on the simulation's clock, the very one `retry` builds, with the
   // simulator's per-attempt timeout in the place of the library's (see `SimulatedTimeoutStep`).
-  const retrying = retryPipeline<unknown>({
-    ...p.strategy.policy,
-    ...p.strategy.guards?.(sim.clock, sim.random),
-    onError: (error) => {
-      if (isSimulatedTimeout(error)) recorder.timedOut(sim.now);
-    },
-  });
-  const client =
-    p.timeout >= 0 && p.timeout < Number.POSITIVE_INFINITY
-      ? new Pipeline([...retrying.steps, new SimulatedTimeoutStep(p.timeout)])
-      : retrying;
+  const guards = p.strategy.guards?.(sim.clock, sim.random);
+  const timed = p.timeout >= 0 && p.timeout < Number.POSITIVE_INFINITY;
+  const pipelineOf = (policy: Strategy["policy"]) => {
+    const retrying = retryPipeline<unknown>({
+      ...policy,
+      ...guards,
+      onError: (error) => {
+        if (isSimulatedTimeout(error)) recorder.timedOut(sim.now);
+      },
+    });
+    return timed ? new Pipeline([...retrying.steps, new SimulatedTimeoutStep(p.timeout)]) : retrying;
+  };
+  const client = pipelineOf(p.strategy.policy);
+  const afterThink = p.strategy.afterThink;
+  /** Starts a request `think` ms from now. */
+  const thinkThenStart = (think: number) => sim.after(think, () => start(think));
   const operation = () => {
     recorder.attempts += 1;
     return p.operation();
   };
-  const start = () => {
+  const start = (think: number) => {
     const started = sim.now;
     recorder.started += 1;
     const closedLoop = !p.once && !p.openLoop;
-    if (p.openLoop) sim.after(exponentialDraw(sim.random, p.think), start);
+    if (p.openLoop) thinkThenStart(exponentialDraw(sim.random, p.think));
     const finish = (ok: boolean) => {
       if (ok) recorder.succeeded += 1;
       else recorder.failed += 1;
       recorder.completionTotal += sim.now - started;
-      if (closedLoop) sim.after(exponentialDraw(sim.random, p.think), start);
+      recorder.lastFinished = sim.now;
+      if (closedLoop) thinkThenStart(exponentialDraw(sim.random, p.think));
     };
     runOnSimulation(
-      client,
+      afterThink === undefined ? client : pipelineOf(afterThink(think)),
       operation,
       sim,
       () => finish(true),
@@ -76,8 +82,8 @@ function populate(sim: Simulation, recorder: Recorder, p: Population): void {
     );
   };
   for (let i = 0; i < p.clients; i++) {
-    if (p.once) sim.after(0, start);
-    else sim.after(exponentialDraw(sim.random, p.think), start);
+    if (p.once) thinkThenStart(0);
+    else thinkThenStart(exponentialDraw(sim.random, p.think));
   }
 }
 
@@ -178,6 +184,10 @@ export function runClients(
     baseline,
     batchTime: null,
     capacityUse: null,
+    makespan:
+      t.once === true && recorder.succeeded + recorder.failed === recorder.started
+        ? recorder.lastFinished
+        : null,
   };
 }
 

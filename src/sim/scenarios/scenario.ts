@@ -33,6 +33,8 @@ export interface Resolved {
 export interface Single {
   batchTime: number | null;
   capacityUse: number | null;
+  /** A population that makes one request per client: when the last one finished, ms; null if one never did. */
+  makespan: number | null;
   recorder: Recorder;
   events: number;
   recovered: boolean | null;
@@ -73,6 +75,10 @@ export interface Scenario {
     readonly timeout: number;
     /** The failure probabilities to run at, for a scenario that has them. */
     readonly failureProbability?: readonly number[];
+    /** Seeds averaged per point when `runs` is not given; default 1. */
+    readonly runs?: number;
+    /** The strategies to run when none are named; default all of them. */
+    readonly strategies?: readonly string[];
     /** The capacity server's options, where the scenario has its own. */
     readonly capacityServer?: CapacityServerOptions;
   };

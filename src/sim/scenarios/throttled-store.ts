@@ -75,6 +75,7 @@ function runThrottled(r: Resolved, run: Run): Single {
     baseline: null,
     batchTime,
     capacityUse: capacityUse(recorder, batchTime ?? r.duration),
+    makespan: null,
   };
 }
 

@@ -15,7 +15,7 @@ export interface LatencyServerOptions {
   factor: number;
   /** K: how many requests above the limit multiply the service time by `factor`. The overload experiment's: 15. */
   k: number;
-  /** How often the server checks whether a request has been served long enough, ms. The overload experiment's: 50. */
+  /** How often the server checks each request, from its acceptance, for whether it has been served long enough, ms. The overload experiment's: 50. */
   tick: number;
   /**
    * Requests that can wait to be accepted while the server is paused (a listen queue). The overload
@@ -28,12 +28,31 @@ export interface LatencyServerOptions {
   pause?: Pause | undefined;
 }
 
+/** Requests whose checks fall within `tick / PHASES` of each other are checked together. */
+const PHASES = 50;
+
+/** An accepted request, waiting to be answered. */
+interface Pending {
+  readonly arrival: number;
+  readonly accepted: number;
+  readonly outcome: Outcome<string>;
+}
+
+/** Requests that share a phase of the check schedule, oldest first, and whether a check is scheduled. */
+interface PhaseQueue {
+  items: Pending[];
+  head: number;
+  scheduled: boolean;
+}
+
 /**
  * The slow-under-load server of the overload experiment: a request needs `minDelay` while concurrency c <= limit, and
- * minDelay × factor^((c − limit) / K) above it, judged from the concurrency at each check. Every `tick` ms
- * the server computes that delay from its current concurrency and answers every request it has been
- * serving for at least that long (its reference implementation re-checks each request every 50 ms; here
- * one check serves all requests, which is what keeps a run of thousands of concurrent requests cheap).
+ * minDelay × factor^((c − limit) / K) above it, judged from the concurrency at each check. Each request
+ * is checked every `tick` ms from its own acceptance, as the reference server's handler re-checks it
+ * every 50 ms, and answered at the first check at which it has been served at least that long: alone,
+ * a request takes 100 ms. Requests whose schedules fall within tick / 50 of each other are checked
+ * together (the oldest first), which keeps a run of thousands of concurrent requests cheap: at most 50
+ * checks per tick, whatever the concurrency.
  * A request whose client gave up is still served and still counts.
  *
  * A pause is the experiment's SIGSTOP: nothing is accepted or answered. Requests that arrive meanwhile wait in
@@ -42,14 +61,14 @@ export interface LatencyServerOptions {
  */
 export class LatencyServer extends Base {
   readonly #options: LatencyServerOptions;
-  // Accepted requests in order of acceptance: the oldest is always the next to be answered.
-  #accepted: number[] = [];
-  #arrivals: number[] = [];
-  #outcomes: Outcome<string>[] = [];
-  #head = 0;
+  // Accepted requests by the phase of their check schedule (acceptance time modulo tick).
+  readonly #phases: PhaseQueue[] = Array.from({ length: PHASES }, () => ({
+    items: [],
+    head: 0,
+    scheduled: false,
+  }));
   // Requests waiting in the listen queue during a pause.
   #queued: { arrival: number; outcome: Outcome<string> }[] = [];
-  #ticking = false;
   /** The service time computed at the last check, ms (what the reference server prints as "last delay"). */
   lastDelay = 0;
 
@@ -99,11 +118,20 @@ export class LatencyServer extends Base {
     return outcome;
   }
 
+  /** The checks a request waits before its first possible answer: none can come before minDelay. */
+  #firstCheck(): number {
+    return Math.max(1, Math.ceil(this.#options.minDelay / this.#options.tick));
+  }
+
   #accept(arrival: number, accepted: number, outcome: Outcome<string>): void {
-    this.#arrivals.push(arrival);
-    this.#accepted.push(accepted);
-    this.#outcomes.push(outcome);
-    if (!this.#ticking) this.#scheduleTick();
+    const tick = this.#options.tick;
+    const phase = accepted - Math.floor(accepted / tick) * tick;
+    const queue = this.#phases[Math.min(PHASES - 1, Math.floor((phase / tick) * PHASES))] as PhaseQueue;
+    queue.items.push({ arrival, accepted, outcome });
+    if (!queue.scheduled) {
+      queue.scheduled = true;
+      this.sim.at(accepted + this.#firstCheck() * tick, () => this.#check(queue));
+    }
   }
 
   #resume(): void {
@@ -116,45 +144,45 @@ export class LatencyServer extends Base {
       this.#accept(arrival, now, outcome);
     }
     if (this.concurrency > this.recorder.peakConcurrency) this.recorder.peakConcurrency = this.concurrency;
-    // Requests accepted before the pause are served again from now on, even if none arrived meanwhile.
-    if (!this.#ticking && this.#head < this.#accepted.length) this.#scheduleTick();
   }
 
-  #scheduleTick(): void {
-    this.#ticking = true;
-    const tick = this.#options.tick;
-    // Checks fall on a fixed grid of `tick` ms, as a ticker started with the server would.
-    const next = (Math.floor(this.sim.now / tick) + 1) * tick;
-    this.sim.at(next, this.#check);
-  }
-
-  readonly #check = (): void => {
-    this.#ticking = false;
+  /** The checks of one phase: answers its requests served long enough, oldest first, and plans the next. */
+  #check(queue: PhaseQueue): void {
     const now = this.sim.now;
-    if (this.#paused(now)) {
-      // Nothing is answered while paused; #resume starts the checks again.
+    const tick = this.#options.tick;
+    const pause = this.#options.pause;
+    let head = queue.head;
+    const items = queue.items;
+    const oldest = items[head] as Pending;
+    if (pause !== undefined && this.#paused(now)) {
+      // Nothing is answered while paused: the next check is the oldest's first one after the pause.
+      const checks = Math.ceil((pause.end - oldest.accepted) / tick);
+      this.sim.at(oldest.accepted + checks * tick, () => this.#check(queue));
       return;
     }
     const delay = LatencyServer.serviceTime(this.concurrency, this.#options);
     this.lastDelay = delay;
-    const accepted = this.#accepted;
-    const arrivals = this.#arrivals;
-    const outcomes = this.#outcomes;
-    let head = this.#head;
-    while (head < accepted.length && now - (accepted[head] as number) >= delay) {
-      const outcome = outcomes[head] as Outcome<string>;
-      outcomes[head] = undefined as unknown as Outcome<string>;
-      this.answer(outcome, arrivals[head] as number, undefined);
+    // Every request of the phase is checked now, after a whole number of ticks since its acceptance.
+    while (head < items.length) {
+      const item = items[head] as Pending;
+      const served = Math.round((now - item.accepted) / tick) * tick;
+      if (served < tick || served < delay) break;
+      items[head] = undefined as unknown as Pending;
+      this.answer(item.outcome, item.arrival, undefined);
       head += 1;
     }
-    // Drop the answered prefix now and then, so the arrays do not grow without bound.
-    if (head > 4096 && head * 2 > accepted.length) {
-      this.#accepted = accepted.slice(head);
-      this.#arrivals = arrivals.slice(head);
-      this.#outcomes = outcomes.slice(head);
+    // Drop the answered prefix now and then, so the queue does not grow without bound.
+    if (head > 1024 && head * 2 > items.length) {
+      queue.items = items.slice(head);
       head = 0;
     }
-    this.#head = head;
-    if (head < this.#accepted.length) this.#scheduleTick();
-  };
+    queue.head = head;
+    if (head === queue.items.length) {
+      queue.scheduled = false;
+      return;
+    }
+    const next = queue.items[head] as Pending;
+    const checks = Math.max(Math.round((now - next.accepted) / tick) + 1, this.#firstCheck());
+    this.sim.at(next.accepted + checks * tick, () => this.#check(queue));
+  }
 }
