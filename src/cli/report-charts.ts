@@ -121,6 +121,7 @@ export function charts(result: SimulationResult): LineChart[] {
   switch (result.scenario) {
     case "outage":
     case "metastable":
+    case "fleet":
       return timeCharts(c, result.scenario);
     case "contention":
       return contentionCharts(c);

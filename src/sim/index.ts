@@ -14,6 +14,7 @@ export {
   type Second,
 } from "./metrics.js";
 export { Outcome } from "./outcome.js";
+export { FLEET_STRATEGIES, type FleetStrategy } from "./scenarios/fleet.js";
 export { SIM_LIMITS, SIMULATE_SCHEMA } from "./schema.js";
 export {
   CapacityServer,
@@ -37,7 +38,9 @@ export {
   type SimulateOptions,
   type SimulationResult,
   simulate,
+  simulateAsync,
 } from "./simulate.js";
+export { runInSlices, SLICE_MS } from "./sliced.js";
 export {
   AMPLIFICATION_STRATEGIES,
   CONTENTION_STRATEGIES,
