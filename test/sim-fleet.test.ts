@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { backoff } from "../src/backoff/index.js";
 import { circuitBreaker } from "../src/breaker/circuit-breaker.js";
+import { SIMULATE_HELP, simulateOptions } from "../src/cli/simulate.js";
 import { OptionError } from "../src/core/errors.js";
 import { Simulation } from "../src/sim/engine.js";
 import { type SimulateOptions, simulate, simulateAsync } from "../src/sim/simulate.js";
@@ -113,5 +114,19 @@ describe("the fleet scenario", () => {
     const options: SimulateOptions = { ...SMALL, processes: 4, duration: 40_000, seed: 5, runs: 2 };
     const threaded = await simulateInThreads(options, { jobs: 2 });
     expect(threaded).toEqual(await simulateAsync(options));
+  });
+});
+
+describe("robustly simulate --scenario fleet", () => {
+  it("takes --processes for the fleet only, and --help lists the fleet's rows", () => {
+    expect(simulateOptions(["--scenario", "fleet", "--processes", "3"]).options).toMatchObject({
+      scenario: "fleet",
+      processes: 3,
+    });
+    expect(() => simulateOptions(["--scenario", "outage", "--processes", "3"])).toThrow(
+      "--processes is for --scenario fleet",
+    );
+    expect(SIMULATE_HELP).toContain("  fleet: local, shared");
+    expect(SIMULATE_HELP).toContain("--processes N");
   });
 });
