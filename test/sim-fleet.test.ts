@@ -108,6 +108,9 @@ describe("the fleet scenario", () => {
       "processes must be given only with the fleet scenario",
     );
     expect(() => simulate({ ...SMALL, processes: 0 })).toThrow(OptionError);
+    expect(() => simulate({ ...SMALL, processes: 1000, clients: [101] })).toThrow(
+      "processes must be at most 990 with 101 clients each (100000 clients in all)",
+    );
   });
 
   it("runs in worker threads with the same result", { timeout: 60_000 }, async () => {

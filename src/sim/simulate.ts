@@ -296,6 +296,14 @@ export function plan(options: SimulateOptions = {}): Plan {
   const runs = read<number | undefined>(SIMULATE_SCHEMA, "runs", options.runs) ?? 1;
   const r = resolve(runner, options);
   if (scenario === "outage" || scenario === "fleet") checkTimeoutAgainstServer(r);
+  const mostClients = Math.max(...clients);
+  if (r.processes * mostClients > SIM_LIMITS.clients) {
+    throw new OptionError(
+      "processes",
+      r.processes,
+      `at most ${Math.floor(SIM_LIMITS.clients / mostClients)} with ${mostClients} clients each (${SIM_LIMITS.clients} clients in all)`,
+    );
+  }
   const seeds = Array.from({ length: runs }, (_, i) => seed + i);
   const grid: Grid = { strategies, clients, probabilities, seeds };
   const points = strategies.length * clients.length * probabilities.length;
