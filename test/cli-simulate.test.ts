@@ -94,7 +94,7 @@ describe("robustly simulate", () => {
     const cases: [string[], string][] = [
       [
         ["simulate", "--scenario", "storm"],
-        'robustly: --scenario must be one of outage, contention, amplification, throttled-store, metastable; got "storm"',
+        'robustly: --scenario must be one of outage, contention, amplification, throttled-store, metastable, fleet; got "storm"',
       ],
       [
         ["simulate", "--strategies", "fixed,yolo"],

@@ -18,7 +18,7 @@ import { inflateSync } from "node:zlib";
 import { expect, it } from "vitest";
 import { runPlot } from "../src/cli/plot.js";
 import { writeReport } from "../src/cli/report.js";
-import { SCENARIOS, type ScenarioName, type SimulateOptions, simulate } from "../src/sim/simulate.js";
+import { SCENARIOS, type ScenarioName, type SimulateOptions, simulateAsync } from "../src/sim/simulate.js";
 import { type Browser, startChromium } from "./support/chromium.js";
 import { connectDevTools } from "./support/devtools.js";
 
@@ -161,6 +161,13 @@ const SMALL: Record<ScenarioName, SimulateOptions> = {
     duration: 30_000,
     outage: { start: 5000, length: 10_000 },
   },
+  fleet: {
+    scenario: "fleet",
+    processes: 4,
+    clients: [20],
+    duration: 30_000,
+    outage: { start: 5000, length: 10_000 },
+  },
 };
 
 it("every chart the CLI draws is at most 1280 px wide in Chromium", { timeout: 120_000 }, async () => {
@@ -171,7 +178,7 @@ it("every chart the CLI draws is at most 1280 px wide in Chromium", { timeout: 1
     expect(await runPlot(["--out", join(dir, "plot")], quiet)).toBe(0);
     expect(Object.keys(SMALL).sort()).toEqual(Object.keys(SCENARIOS).sort());
     for (const options of Object.values(SMALL)) {
-      await writeReport(simulate(options), join(dir, options.scenario as string));
+      await writeReport(await simulateAsync(options), join(dir, options.scenario as string));
     }
     const svgs = readdirSync(dir, { recursive: true, encoding: "utf8" })
       .filter((file) => file.endsWith(".svg"))

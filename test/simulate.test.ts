@@ -199,7 +199,7 @@ describe("simulate", () => {
 
   it("a bad option fails at once, naming it and what is allowed", () => {
     expect(() => simulate({ scenario: "storm" as never })).toThrow(
-      'scenario must be one of outage, contention, amplification, throttled-store, metastable; got "storm"',
+      'scenario must be one of outage, contention, amplification, throttled-store, metastable, fleet; got "storm"',
     );
     expect(() => simulate({ strategies: ["fixed", "yolo"] })).toThrow(
       'strategies[1] must be a strategy of the outage scenario: fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker, robustly-retry-breaker; got "yolo"',

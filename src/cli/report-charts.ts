@@ -150,6 +150,7 @@ export function charts(result: SimulationResult): LineChart[] {
         ? backlogCharts(c)
         : timeCharts(c, result.scenario);
     case "metastable":
+    case "fleet":
       return timeCharts(c, result.scenario);
     case "contention":
       return contentionCharts(c);

@@ -35,6 +35,11 @@ export const ABOUT: Readonly<Record<ScenarioName, string>> = {
     "server that is ten times slower above its capacity, offered a load just below it, with clients that " +
     "retry once after a timeout. After a short outage the retries alone can keep it above capacity, so it " +
     "never comes back, unless something limits the retries.",
+  fleet:
+    "The outage experiment's clients spread over many processes, as a service's replicas are, each process " +
+    "with a retry budget and a circuit breaker of its own. In one row every process decides alone on what it " +
+    "has seen; in the other the processes keep the budget's and the breaker's state in one shared store, so a " +
+    "failure one process sees counts for all. What does sharing that state buy while the server is down?",
 };
 
 /** What each column of the report's table means, by its header. */

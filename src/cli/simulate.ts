@@ -23,18 +23,19 @@ Usage: robustly simulate [options]
 
 Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in kebab-case (camelCase works too).
 
-  --scenario NAME            outage (default), contention, amplification, throttled-store or metastable
+  --scenario NAME            outage (default), contention, amplification, throttled-store, metastable or fleet
   --strategies a,b           strategies to compare (default: all of the scenario's; contention: the AWS
                              study's five, no-backoff and aws-*)
   --clients N[,N…]           client counts, each at most ${SIM_LIMITS.clients}, or ranges FROM:TO[:STEP] (defaults: outage 1000, contention 10,50,100, amplification 100,
-                             throttled-store 50 workers)
+                             throttled-store 50 workers, fleet 50 per process)
+  --processes N              fleet: processes, each with its own budget and breaker, at most ${SIM_LIMITS.processes} (default 20)
   --batch N                  throttled-store: writes to make, at most ${SIM_LIMITS.batch} (default 20000)
   --failure-probability P,…  amplification: failure probabilities (default 0,0.1,…,1)
   --seed S                   seed of the run (default 1); the same seed gives the same numbers
   --runs K                   average K seeds: S, S+1, …, K at most ${SIM_LIMITS.runs} (default 1; contention 100)
   --jobs N                   worker threads to share the runs among, at most ${MAX_JOBS} (default: the cores, here ${availableParallelism()});
                              the results are the same for any N
-  --duration D               virtual duration (default outage 300s, amplification 60s)
+  --duration D               virtual duration (default outage 300s, amplification 60s, fleet 120s)
   --outage START:LENGTH      the server's pause (default 20s:30s); "none" for none
   --think D                  mean think time between a client's requests (default 10s; amplification 100ms)
   --timeout D                per-attempt timeout (default 2s)
@@ -94,8 +95,8 @@ export function simulateOptions(argv: readonly string[]): {
     if (!(options.duration > 0)) throw new UsageError(`--duration must be > 0; got "${v.duration}"`);
   }
   if (v.outage !== undefined) {
-    if (scenario !== "outage" && scenario !== "metastable") {
-      throw new UsageError("--outage is for --scenario outage or metastable");
+    if (scenario !== "outage" && scenario !== "metastable" && scenario !== "fleet") {
+      throw new UsageError("--outage is for --scenario outage, metastable or fleet");
     }
     if (v.outage === "none") options.outage = null;
     else {
@@ -141,6 +142,10 @@ export function simulateOptions(argv: readonly string[]): {
       ...options.capacityServer,
       capacity: number("capacity", v.capacity, (n) => n > 0, "a number > 0"),
     };
+  }
+  if (v.processes !== undefined) {
+    if (scenario !== "fleet") throw new UsageError("--processes is for --scenario fleet");
+    options.processes = integer("processes", v.processes, 1, SIM_LIMITS.processes);
   }
   const jobs = v.jobs === undefined ? availableParallelism() : integer("jobs", v.jobs, 1, MAX_JOBS);
   return {
@@ -215,6 +220,7 @@ function parse(argv: readonly string[]) {
       latency: text,
       capacity: text,
       batch: text,
+      processes: text,
       json: { type: "boolean" },
       report: text,
       quiet: { type: "boolean" },
@@ -228,7 +234,8 @@ const seconds = (ms: number | null) => (ms === null ? "—" : `${(ms / 1000).toF
 /** The comparison table, as plain text. */
 export function table(result: SimulationResult): string {
   const amplification = result.scenario === "amplification";
-  const outage = result.scenario === "outage" || result.scenario === "metastable";
+  const outage =
+    result.scenario === "outage" || result.scenario === "metastable" || result.scenario === "fleet";
   const contention = result.scenario === "contention";
   const throttled = result.scenario === "throttled-store";
   // The listen queue decides the outage on the latency server: shown when several were swept.
@@ -289,6 +296,7 @@ function describeRun(result: SimulationResult): string {
     server: string;
     runs: number;
     backlogs: readonly number[] | null;
+    processes?: number;
   };
   const parts = [
     `scenario ${result.scenario}`,
@@ -298,6 +306,7 @@ function describeRun(result: SimulationResult): string {
     `${p.duration / 1000} s`,
     `server ${p.server}`,
   ];
+  if (p.processes !== undefined) parts.push(`${p.processes} processes`);
   if (p.outage !== null && p.outage !== undefined) {
     parts.push(`outage ${p.outage.start / 1000}–${(p.outage.start + p.outage.length) / 1000} s`);
   }

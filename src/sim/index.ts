@@ -17,6 +17,7 @@ export { Outcome } from "./outcome.js";
 export { AWS_BACKOFF_STUDY, type PublishedFigures, type PublishedPoint } from "./published.js";
 export { type RetryBreakerOptions, retryBreaker } from "./retry-breaker.js";
 export { runOnSimulation } from "./scenarios/clients.js";
+export { FLEET_STRATEGIES, type FleetStrategy } from "./scenarios/fleet.js";
 export { SIM_LIMITS, SIMULATE_SCHEMA } from "./schema.js";
 export {
   CapacityServer,
@@ -43,7 +44,9 @@ export {
   type SimulateOptions,
   type SimulationResult,
   simulate,
+  simulateAsync,
 } from "./simulate.js";
+export { runInSlices, SLICE_MS } from "./sliced.js";
 export {
   AMPLIFICATION_STRATEGIES,
   AWS_STUDY_STRATEGIES,

@@ -11,6 +11,8 @@ export const SIM_LIMITS = Object.freeze({
   batch: 10_000_000,
   /** Points of a list option (clients, failureProbability). */
   points: 1000,
+  /** Processes of the fleet scenario. */
+  processes: 1000,
   /** Virtual duration, ms: a day. */
   duration: 86_400_000,
 });
@@ -30,7 +32,7 @@ export const SIMULATE_SCHEMA: Schema = {
     scenario: {
       kind: {
         type: "enum",
-        values: ["outage", "contention", "amplification", "throttled-store", "metastable"],
+        values: ["outage", "contention", "amplification", "throttled-store", "metastable", "fleet"],
       },
       default: '"outage"',
       doc: "What to simulate.",
@@ -45,8 +47,8 @@ export const SIMULATE_SCHEMA: Schema = {
         type: "other",
         allowed: `a non-empty list (at most ${SIM_LIMITS.points}) of integers in [1, ${SIM_LIMITS.clients}]`,
       },
-      default: "outage 1000, contention 10, 50, 100, amplification 100",
-      doc: "Client counts, one run per count.",
+      default: "outage 1000, contention 10, 50, 100, amplification 100, fleet 50",
+      doc: "Client counts, one run per count (fleet: per process).",
     },
     failureProbability: {
       kind: {
@@ -69,7 +71,7 @@ export const SIMULATE_SCHEMA: Schema = {
     duration: {
       kind: { type: "number", min: 0, exclusive: true, max: SIM_LIMITS.duration },
       ms: true,
-      default: "outage 300000, contention until every client is done, amplification 60000",
+      default: "outage 300000, contention until every client is done, amplification 60000, fleet 120000",
       doc: "Virtual duration.",
     },
     outage: {
@@ -111,6 +113,11 @@ export const SIMULATE_SCHEMA: Schema = {
       kind: { type: "integer", min: 1, max: SIM_LIMITS.batch },
       default: "20000",
       doc: "Throttled-store: the writes to make, shared among the workers.",
+    },
+    processes: {
+      kind: { type: "integer", min: 1, max: SIM_LIMITS.processes },
+      default: "20",
+      doc: "Fleet: the processes, each with `clients` clients and a budget and breaker of its own (shared or not).",
     },
     onProgress: {
       kind: { type: "function" },

@@ -10,6 +10,7 @@ import { checkKeys, read } from "../core/schema.js";
 import { type RunResult, summarize, type Tally, tally } from "./results.js";
 import { amplification } from "./scenarios/amplification.js";
 import { contention } from "./scenarios/contention.js";
+import { FLEET_STRATEGIES, fleet } from "./scenarios/fleet.js";
 import { metastable } from "./scenarios/metastable.js";
 import { outage as outageScenario } from "./scenarios/outage.js";
 import type { Resolved, Scenario, ServerKind } from "./scenarios/scenario.js";
@@ -40,6 +41,7 @@ export const SCENARIOS = {
   amplification: AMPLIFICATION_STRATEGIES,
   "throttled-store": THROTTLED_STRATEGIES,
   metastable: METASTABLE_STRATEGIES,
+  fleet: FLEET_STRATEGIES,
 } as const;
 
 export type ScenarioName = keyof typeof SCENARIOS;
@@ -51,6 +53,7 @@ const RUNNERS: Readonly<Record<ScenarioName, Scenario>> = {
   amplification,
   "throttled-store": throttledStore,
   metastable,
+  fleet,
 };
 
 export interface SimulateOptions {
@@ -92,6 +95,8 @@ export interface SimulateOptions {
   backlogs?: readonly number[];
   /** throttled-store: the writes to make, shared among the workers (`clients`). Default 20,000. */
   batch?: number;
+  /** fleet: the processes, each running `clients` clients with its own budget and breaker. Default 20. */
+  processes?: number;
   /** Called as virtual time passes: how many runs are done, of how many, and the progress of this one (0–1). */
   onProgress?: (runsDone: number, runsTotal: number, fraction: number) => void;
 }
@@ -196,8 +201,11 @@ function resolve(runner: Scenario, options: SimulateOptions): Resolved {
     store: { ...DEFAULT_STORE, ...options.store },
     throttledStore: { ...DEFAULT_THROTTLED, ...options.throttledStore },
     batch: options.batch ?? 20_000,
+    processes: read<number | undefined>(SIMULATE_SCHEMA, "processes", options.processes) ?? d.processes ?? 1,
   };
   read(SIMULATE_SCHEMA, "batch", resolved.batch);
+  if (options.processes !== undefined && d.processes === undefined)
+    throw new OptionError("processes", options.processes, "given only with the fleet scenario");
   return resolved;
 }
 
@@ -231,10 +239,12 @@ function unitOf(grid: Grid, unit: number) {
  */
 export interface Plan {
   readonly total: number;
+  /** Whether its runs await promises (the fleet's store): `run` then returns a promise, and `simulate` refuses it. */
+  readonly awaits: boolean;
   /** The client count of unit `unit` (a rough measure of its cost). */
   clientsOf(unit: number): number;
   /** Runs unit `unit`; `onSlice` hears the fraction of it done as virtual time passes. */
-  run(unit: number, onSlice?: (fraction: number) => void): Tally;
+  run(unit: number, onSlice?: (fraction: number) => void): Tally | Promise<Tally>;
   /** The result, from every unit's tally in unit order. */
   assemble(tallies: readonly Tally[]): SimulationResult;
 }
@@ -293,7 +303,15 @@ export function plan(options: SimulateOptions = {}): Plan {
   if (!Number.isInteger(seed)) throw new OptionError("seed", seed, "an integer");
   const runs = read<number | undefined>(SIMULATE_SCHEMA, "runs", options.runs) ?? runner.defaults.runs ?? 1;
   const r = resolve(runner, options);
-  if (scenario === "outage") checkTimeoutAgainstServer(r);
+  if (scenario === "outage" || scenario === "fleet") checkTimeoutAgainstServer(r);
+  const mostClients = Math.max(...clients);
+  if (r.processes * mostClients > SIM_LIMITS.clients) {
+    throw new OptionError(
+      "processes",
+      r.processes,
+      `at most ${Math.floor(SIM_LIMITS.clients / mostClients)} with ${mostClients} clients each (${SIM_LIMITS.clients} clients in all)`,
+    );
+  }
   const seeds = Array.from({ length: runs }, (_, i) => seed + i);
   const latency = scenario === "outage" && r.server === "latency";
   if (options.backlogs !== undefined && !latency) {
@@ -312,7 +330,8 @@ export function plan(options: SimulateOptions = {}): Plan {
   const resolvedFor = backlogs.map((backlog) => ({ ...r, latencyServer: { ...r.latencyServer, backlog } }));
   return {
     total: points * seeds.length,
-    clientsOf: (unit) => clients[unitOf(grid, unit).count] as number,
+    awaits: runner.awaits === true,
+    clientsOf: (unit) => (clients[unitOf(grid, unit).count] as number) * r.processes,
     run: (unit, onSlice) => {
       const u = unitOf(grid, unit);
       const single = runner.run(resolvedFor[u.backlog] as Resolved, {
@@ -322,7 +341,8 @@ export function plan(options: SimulateOptions = {}): Plan {
         seed: seeds[u.seed] as number,
         onSlice: onSlice ?? (() => {}),
       });
-      return tally(single, u.seed === 0);
+      const first = u.seed === 0;
+      return single instanceof Promise ? single.then((s) => tally(s, first)) : tally(single, first);
     },
     assemble: (tallies) => {
       const results: RunResult[] = [];
@@ -354,6 +374,7 @@ export function plan(options: SimulateOptions = {}): Plan {
           capacityServer: r.capacityServer,
           store: r.store,
           backlogs: latency ? backlogs : null,
+          ...(runner.defaults.processes === undefined ? {} : { processes: r.processes }),
           runs,
         },
         runs: results,
@@ -363,7 +384,8 @@ export function plan(options: SimulateOptions = {}): Plan {
 }
 
 /**
- * Runs a scenario and returns one result per strategy and parameter point.
+ * Runs a scenario and returns one result per strategy and parameter point. Synchronous: the fleet
+ * scenario, whose runs await its store, is refused (run it with `simulateAsync`).
  *
  * @example
  * const { runs } = simulate({ scenario: "outage", strategies: ["fixed", "exponential"], seed: 7 });
@@ -371,11 +393,38 @@ export function plan(options: SimulateOptions = {}): Plan {
  */
 export function simulate(options: SimulateOptions = {}): SimulationResult {
   const planned = plan(options);
+  if (planned.awaits) {
+    throw new OptionError(
+      "scenario",
+      options.scenario,
+      "a scenario that runs synchronously: the fleet's runs await its store, so run it with `await simulateAsync(options)`",
+    );
+  }
   const onProgress = options.onProgress;
   const { total } = planned;
   const tallies: Tally[] = [];
   for (let unit = 0; unit < total; unit++) {
-    tallies.push(planned.run(unit, (fraction) => onProgress?.(unit, total, fraction)));
+    tallies.push(planned.run(unit, (fraction) => onProgress?.(unit, total, fraction)) as Tally);
+    onProgress?.(unit + 1, total, 0);
+  }
+  return planned.assemble(tallies);
+}
+
+/**
+ * `simulate` for every scenario, the fleet included: each run in turn, awaiting those that await a store.
+ * The same options give the same result as `simulate` (or, for the fleet, as every other call).
+ *
+ * @example
+ * const { runs } = await simulateAsync({ scenario: "fleet", clients: [10], processes: 5, duration: 60_000 });
+ * runs.map((r) => [r.strategy, r.recoveryTime]);
+ */
+export async function simulateAsync(options: SimulateOptions = {}): Promise<SimulationResult> {
+  const planned = plan(options);
+  const onProgress = options.onProgress;
+  const { total } = planned;
+  const tallies: Tally[] = [];
+  for (let unit = 0; unit < total; unit++) {
+    tallies.push(await planned.run(unit, (fraction) => onProgress?.(unit, total, fraction)));
     onProgress?.(unit + 1, total, 0);
   }
   return planned.assemble(tallies);

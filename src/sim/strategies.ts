@@ -11,6 +11,7 @@ import type { Random } from "../core/random.js";
 import { jitter } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
 import { DEFAULTS, type RetryPolicy } from "../policy/options.js";
+import type { SharingOptions } from "../store/replica.js";
 import { retryBreaker } from "./retry-breaker.js";
 
 /** A named retry policy and where its numbers come from. */
@@ -34,13 +35,17 @@ export interface Strategy {
   readonly guards?: (clock: Clock, random: Random) => { budget?: RetryBudget; breaker?: CircuitBreaker };
 }
 
-/** The budget the scenarios compare: retries at most 10% of requests, plus 1 per second (Finagle's form). */
-const tenPercent = (clock: Clock) => ({
-  budget: retryBudget({ ratio: 0.1, minPerSecond: 1, window: 10_000, clock }),
+/**
+ * The budget the scenarios compare: retries at most 10% of requests, plus 1 per second (Finagle's form);
+ * with `sharing`, kept in a store (the fleet scenario).
+ */
+export const tenPercent = (clock: Clock, _random?: Random, sharing?: SharingOptions) => ({
+  budget: retryBudget({ ratio: 0.1, minPerSecond: 1, window: 10_000, clock, ...sharing }),
 });
 /** The breaker they compare: opens at half the calls failing (20 or more in 10 s), open 1 s, then longer. */
-const halfFailing = (clock: Clock, random: Random) => ({
+export const halfFailing = (clock: Clock, random: Random, sharing?: SharingOptions) => ({
   breaker: circuitBreaker({
+    ...sharing,
     failureRatio: 0.5,
     minimumThroughput: 20,
     window: 10_000,

@@ -10,7 +10,7 @@ const port = parentPort;
 if (port === null) throw new Error("thread-worker.js runs only in a worker thread of simulateInThreads");
 const planned = plan((workerData as { options: Parameters<typeof plan>[0] }).options);
 const send = (message: FromThread) => port.postMessage(message);
-port.on("message", ({ unit }: ToThread) => {
-  const tally = planned.run(unit, (fraction) => send({ unit, fraction }));
+port.on("message", async ({ unit }: ToThread) => {
+  const tally = await planned.run(unit, (fraction) => send({ unit, fraction }));
   send({ unit, tally });
 });

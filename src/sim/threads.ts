@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import { type ResourceLimits, Worker } from "node:worker_threads";
 import { OptionError } from "../core/errors.js";
 import type { Tally } from "./results.js";
-import { plan, type SimulateOptions, type SimulationResult, simulate } from "./simulate.js";
+import { plan, type SimulateOptions, type SimulationResult, simulateAsync } from "./simulate.js";
 
 /** The most threads `jobs` may ask for. */
 export const MAX_JOBS = 256;
@@ -95,7 +95,7 @@ export async function simulateInThreads(
   signal?.throwIfAborted();
   const { onProgress, ...data } = options;
   const total = planned.total;
-  if (jobs === 1 || total === 1) return simulate(options);
+  if (jobs === 1 || total === 1) return simulateAsync(options);
   // The largest runs first, so that no thread is left with a big one at the end.
   const order = Array.from({ length: total }, (_, unit) => unit).sort(
     (a, b) => planned.clientsOf(b) - planned.clientsOf(a) || a - b,

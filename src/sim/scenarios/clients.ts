@@ -20,7 +20,7 @@ function exponentialDraw(random: Random, mean: number): number {
   return -Math.log(1 - random()) * mean;
 }
 
-interface Population {
+export interface Population {
   clients: number;
   /** Mean think time before each request, ms; 0 with `once` starts every client at t = 0. */
   think: number;
@@ -38,7 +38,7 @@ interface Population {
 }
 
 /** Starts `clients` simulated clients, each calling the retry loop with the strategy's policy. */
-function populate(sim: Simulation, recorder: Recorder, p: Population): void {
+export function populate(sim: Simulation, recorder: Recorder, p: Population): void {
   // A simulated client is a pipeline on the simulation's clock, the very one `retry` builds, with the
   // simulator's per-attempt timeout in the place of the library's (see `SimulatedTimeoutStep`).
   const guards = p.strategy.guards?.(sim.clock, sim.random);
@@ -111,7 +111,7 @@ export function runOnSimulation(
 }
 
 /** Samples the server's concurrency every 100 ms (`FINE_MS`); the last sample of a second is that second's. */
-function sampleEverySecond(
+export function sampleEverySecond(
   sim: Simulation,
   recorder: Recorder,
   server: { readonly concurrency: number },
@@ -160,34 +160,42 @@ export function runClients(
   });
   sampleEverySecond(sim, recorder, t.server);
   sim.run(r.duration, (now) => run.onSlice(now / r.duration), 5000);
-  let recovered: boolean | null = null;
-  let recoveryTime: number | null = null;
-  let baseline: number | null = null;
-  let signals: { inFlightRecoveryTime?: number | null; aboveKneeTime?: number | null } = {};
-  if (judged && r.outage !== null) {
-    const startS = Math.floor(r.outage.start / 1000);
-    const endS = Math.ceil((r.outage.start + r.outage.length) / 1000);
-    const warmupS = Math.min(10, Math.floor(startS / 2));
-    baseline = recovery(recorder.successes, warmupS, startS, endS).baseline;
-    const outage = { start: r.outage.start, end: r.outage.start + r.outage.length };
-    const fine = recoverySignals(recorder, warmupS * 1000, outage, t.knee ?? null);
-    recovered = fine.goodput !== null;
-    recoveryTime = fine.goodput;
-    signals = { inFlightRecoveryTime: fine.inFlight, aboveKneeTime: fine.aboveKnee };
-  }
+  const judgement = judged ? judgeOutage(r, recorder, t.knee ?? null) : NOT_JUDGED;
   return {
     recorder,
     events: sim.events,
-    recovered,
-    recoveryTime,
-    ...signals,
-    baseline,
+    ...judgement,
     batchTime: null,
     capacityUse: null,
     makespan:
       t.once === true && recorder.succeeded + recorder.failed === recorder.started
         ? recorder.lastFinished
         : null,
+  };
+}
+
+/** What a run says of recovery when it is not judged. */
+const NOT_JUDGED = { recovered: null, recoveryTime: null, baseline: null } as const;
+
+/** Whether and when goodput (and the requests in flight) came back after the outage `r` asks for. */
+export function judgeOutage(
+  r: Resolved,
+  recorder: Recorder,
+  knee: number | null,
+): Pick<Single, "recovered" | "recoveryTime" | "inFlightRecoveryTime" | "aboveKneeTime" | "baseline"> {
+  if (r.outage === null) return NOT_JUDGED;
+  const startS = Math.floor(r.outage.start / 1000);
+  const endS = Math.ceil((r.outage.start + r.outage.length) / 1000);
+  const warmupS = Math.min(10, Math.floor(startS / 2));
+  const baseline = recovery(recorder.successes, warmupS, startS, endS).baseline;
+  const outage = { start: r.outage.start, end: r.outage.start + r.outage.length };
+  const fine = recoverySignals(recorder, warmupS * 1000, outage, knee);
+  return {
+    recovered: fine.goodput !== null,
+    recoveryTime: fine.goodput,
+    inFlightRecoveryTime: fine.inFlight,
+    aboveKneeTime: fine.aboveKnee,
+    baseline,
   };
 }
 

@@ -27,6 +27,8 @@ export interface Resolved {
   store: VersionedStoreOptions;
   throttledStore: ThrottledStoreOptions;
   batch: number;
+  /** fleet: the processes, each with `clients` clients and its own budget and breaker. */
+  processes: number;
 }
 
 /** The raw figures of one run, on one random seed. */
@@ -81,9 +83,16 @@ export interface Scenario {
     readonly strategies?: readonly string[];
     /** The capacity server's options, where the scenario has its own. */
     readonly capacityServer?: CapacityServerOptions;
+    /** The processes the clients are spread over, for a scenario that has them (the fleet). */
+    readonly processes?: number;
   };
+  /**
+   * Its runs await promises (a store's exchanges), so `run` returns one: `simulate` refuses the scenario,
+   * `simulateAsync` and `simulateInThreads` run it.
+   */
+  readonly awaits?: boolean;
   /** Runs `run.strategy` once. */
-  run(r: Resolved, run: Run): Single;
+  run(r: Resolved, run: Run): Single | Promise<Single>;
   /** What the result reports of the options. */
   parameters(r: Resolved): ReportedParameters;
 }
