@@ -27,7 +27,12 @@ interface Resolution<T> {
 
 /** The pipeline the short form's options stand for. */
 function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
-  const list: Step[] = [new RetryStep(resolved.retry)];
+  const alone =
+    resolved.breaker === undefined &&
+    resolved.timeout === Number.POSITIVE_INFINITY &&
+    resolved.hedge === undefined &&
+    resolved.chaos === undefined;
+  const list: Step[] = [new RetryStep(resolved.retry, alone)];
   if (resolved.breaker !== undefined) {
     // A value retryOnResult retries is a failure to the breaker too.
     list.push(

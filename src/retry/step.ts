@@ -3,7 +3,7 @@
  * attempts. `retry(op, options)` is this step at the head of a pipeline built from the options.
  */
 import { callSite } from "../core/call-site.js";
-import type { Clock } from "../core/clock.js";
+import { type Clock, isSystemClock } from "../core/clock.js";
 import { type Disposable, Events, safeCall } from "../core/events.js";
 import { isThenable } from "../core/invoke.js";
 import type { GiveUpReason } from "../core/report.js";
@@ -84,11 +84,41 @@ export class RetryStep<T = unknown> implements Step {
   /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
   readonly maxRetries: number;
   readonly #events: Events<RetryEvents<T>>;
+  /**
+   * Whether a call on the system clock may leave the clock unread until its first attempt fails: true when
+   * nothing inside this step (it is all its pipeline holds) and nothing in its options reads the time
+   * since the first attempt began (see `startsLate`).
+   */
+  readonly #mayStartLate: boolean;
 
-  constructor(resolved: ResolvedRetry<T>) {
+  /**
+   * `alone`: the step is all its pipeline holds (the short form without a timeout, breaker, hedge or
+   * chaos), so no step inside it times anything.
+   */
+  constructor(resolved: ResolvedRetry<T>, alone = false) {
     this.resolved = resolved;
     this.maxRetries = (resolved.policies[resolved.policies.length - 1] as ResolvedPolicy).maxRetries;
     this.#events = new Events<RetryEvents<T>>(resolved.onCallbackError);
+    this.#mayStartLate =
+      alone &&
+      resolved.policies.every(
+        (p) => p.maxElapsed === Number.POSITIVE_INFINITY && p.delayFrom === undefined,
+      ) &&
+      resolved.onAttempt === undefined &&
+      resolved.onSuccess === undefined &&
+      resolved.onRetry === undefined &&
+      resolved.onGiveUp === undefined;
+  }
+
+  /**
+   * When a call on `clock` begins: the clock's time, or NaN, for "not read: the call's elapsed time counts
+   * from its first failure". A system call costs about as much as the rest of a call that succeeds at once,
+   * so the real clock is left unread when nothing would use the time between the call's start and its
+   * first failure: no limit on elapsed time, no `delayFrom`, no callback or listener that hears elapsed
+   * time, no step inside. A clock of the caller's own (a `VirtualClock`) is always read.
+   */
+  #startOf(clock: Clock): number {
+    return this.#mayStartLate && isSystemClock(clock) && !this.#events.any() ? Number.NaN : clock.now();
   }
 
   /** Listens to `attempt`, `retry`, `giveUp`, `success` or `error` until the handle is disposed. */
@@ -102,7 +132,6 @@ export class RetryStep<T = unknown> implements Step {
   execute<R>(next: Next<R>, context: ExecutionContext): R | PromiseLike<R> {
     const step = this as unknown as RetryStep<R>;
     const scope = toRootScope(context);
-    const start = scope.clock.now();
     if (
       scope.canAbort ||
       this.resolved.budget !== undefined ||
@@ -111,10 +140,11 @@ export class RetryStep<T = unknown> implements Step {
       scope.retries !== 0 ||
       scope.elapsed !== 0
     ) {
-      const call = new RetryCall(step, next, scope, start);
+      const call = new RetryCall(step, next, scope, scope.clock.now());
       call.begin();
       return call.out;
     }
+    const start = this.#startOf(scope.clock);
     // Nothing can abort this call and no budget counts it: the first attempt runs here, in the scope it was
     // given, so that a call that succeeds at once (almost every call) costs one `then` on its promise.
     const resume = (error: unknown): PromiseLike<R> => {
@@ -171,7 +201,8 @@ export class RetryStep<T = unknown> implements Step {
     const onSuccess = options.onSuccess;
     const listened = this.#events.has("success");
     if (onSuccess === undefined && !listened) return;
-    const elapsed = clock.now() - start;
+    // NaN: the clock was left unread (see `#startOf`), and a listener came during the first attempt.
+    const elapsed = Number.isNaN(start) ? 0 : clock.now() - start;
     if (onSuccess !== undefined) {
       const stats = { attempts: attempt, elapsed, idle };
       safeCall(options.onCallbackError, "onSuccess", () => onSuccess(value, stats));
