@@ -23,6 +23,8 @@ import { RetryStep } from "./step.js";
 interface Resolution<T> {
   readonly options: ResolvedOptions<T>;
   readonly pipeline: Pipeline;
+  /** What a call runs: the pipeline, or its retry step when that is all it holds (one layer fewer). */
+  readonly run: Step;
 }
 
 /** The pipeline the short form's options stand for. */
@@ -51,7 +53,8 @@ function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
     const { clock: _clock, signal: _signal, ...injections } = resolved.chaos;
     list.push(new ChaosStep(injections));
   }
-  return { options: resolved, pipeline: new Pipeline(list) };
+  const pipeline = new Pipeline(list);
+  return { options: resolved, pipeline, run: alone ? (list[0] as Step) : pipeline };
 }
 
 // Calls without options share one resolution of the defaults.
@@ -161,7 +164,7 @@ function run<T>(
   const { clock, random } = resolution.options;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const scope = signal === undefined ? new Scope(clock, random) : new RootScope(clock, random, signal);
-  return runAtEdge(scope, resolution.pipeline, operation, true);
+  return runAtEdge(scope, resolution.run, operation, true);
 }
 
 /**

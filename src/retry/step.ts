@@ -2,6 +2,7 @@
  * The retry step: runs the rest of the pipeline again while a policy allows, sleeping the backoff between
  * attempts. `retry(op, options)` is this step at the head of a pipeline built from the options.
  */
+import type { Backoff } from "../backoff/types.js";
 import { callSite } from "../core/call-site.js";
 import { type Clock, isSystemClock } from "../core/clock.js";
 import { type Disposable, Events, safeCall } from "../core/events.js";
@@ -197,9 +198,10 @@ export class RetryStep<T = unknown> implements Step {
   accepted(value: T, attempt: number, clock: Clock, start: number, idle: number): void {
     const options = this.resolved;
     // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
-    for (const backoff of options.successHooks) backoff.success?.();
+    const hooks = options.successHooks;
+    for (let i = 0; i < hooks.length; i++) (hooks[i] as Backoff).success?.();
     const onSuccess = options.onSuccess;
-    const listened = this.#events.has("success");
+    const listened = this.#events.any() && this.#events.has("success");
     if (onSuccess === undefined && !listened) return;
     // NaN: the clock was left unread (see `#startOf`), and a listener came during the first attempt.
     const elapsed = Number.isNaN(start) ? 0 : clock.now() - start;
@@ -213,7 +215,7 @@ export class RetryStep<T = unknown> implements Step {
   /** Before each attempt: `onAttempt` and the `attempt` event. */
   attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void {
     const onAttempt = this.resolved.onAttempt;
-    const listened = this.#events.has("attempt");
+    const listened = this.#events.any() && this.#events.has("attempt");
     if (onAttempt === undefined && !listened) return;
     const event: AttemptEvent = { attempt, retries, retriesLeft, elapsed };
     if (onAttempt !== undefined) safeCall(this.resolved.onCallbackError, "onAttempt", () => onAttempt(event));
