@@ -8,7 +8,7 @@ import { type Clock, isSystemClock } from "../core/clock.js";
 import { type Disposable, Events, safeCall } from "../core/events.js";
 import { isThenable } from "../core/invoke.js";
 import type { GiveUpReason } from "../core/report.js";
-import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
+import { type ExecutionContext, Scope, toRootScope } from "../pipeline/context.js";
 import { FINAL_AT_EDGE, type Next, type Step } from "../pipeline/step.js";
 import {
   type ResolvedPolicy,
@@ -91,6 +91,8 @@ export class RetryStep<T = unknown> implements Step {
    * since the first attempt began (see `startsLate`).
    */
   readonly #mayStartLate: boolean;
+  /** Whether a success has someone to tell beside listeners: `onSuccess`, or a backoff's `success` hook. */
+  readonly #hearsSuccess: boolean;
 
   /**
    * `alone`: the step is all its pipeline holds (the short form without a timeout, breaker, hedge or
@@ -109,18 +111,9 @@ export class RetryStep<T = unknown> implements Step {
       resolved.onSuccess === undefined &&
       resolved.onRetry === undefined &&
       resolved.onGiveUp === undefined;
+    this.#hearsSuccess = resolved.onSuccess !== undefined || resolved.successHooks.length > 0;
   }
 
-  /**
-   * When a call on `clock` begins: the clock's time, or NaN, for "not read: the call's elapsed time counts
-   * from its first failure". A system call costs about as much as the rest of a call that succeeds at once,
-   * so the real clock is left unread when nothing would use the time between the call's start and its
-   * first failure: no limit on elapsed time, no `delayFrom`, no callback or listener that hears elapsed
-   * time, no step inside. A clock of the caller's own (a `VirtualClock`) is always read.
-   */
-  #startOf(clock: Clock): number {
-    return this.#mayStartLate && isSystemClock(clock) && !this.#events.any() ? Number.NaN : clock.now();
-  }
 
   /** Listens to `attempt`, `retry`, `giveUp`, `success` or `error` until the handle is disposed. */
   on<K extends keyof RetryEvents<T>>(
@@ -132,7 +125,7 @@ export class RetryStep<T = unknown> implements Step {
 
   execute<R>(next: Next<R>, context: ExecutionContext): R | PromiseLike<R> {
     const step = this as unknown as RetryStep<R>;
-    const scope = toRootScope(context);
+    const scope = context instanceof Scope ? context : toRootScope(context);
     if (
       scope.canAbort ||
       this.resolved.budget !== undefined ||
@@ -145,7 +138,14 @@ export class RetryStep<T = unknown> implements Step {
       call.begin();
       return call.out;
     }
-    const start = this.#startOf(scope.clock);
+    const clock = scope.clock;
+    const listened = this.#events.any();
+    // When the call began, or NaN for "not read: the call's elapsed time counts from its first failure". A
+    // read of the real clock is a system call that costs about as much as the rest of a call that
+    // succeeds at once, so it is skipped when nothing would use the time between the call's start and its
+    // first failure: no limit on elapsed time, no `delayFrom`, no callback or listener that hears elapsed
+    // time, no step inside. A clock of the caller's own (a `VirtualClock`) is always read.
+    const start = this.#mayStartLate && !listened && isSystemClock(clock) ? Number.NaN : clock.now();
     // Nothing can abort this call and no budget counts it: the first attempt runs here, in the scope it was
     // given, so that a call that succeeds at once (almost every call) costs one `then` on its promise.
     const resume = (error: unknown): PromiseLike<R> => {
@@ -173,13 +173,13 @@ export class RetryStep<T = unknown> implements Step {
           return call.out;
         }
       }
-      step.accepted(value, 1, scope.clock, start, 0);
+      if (step.#hearsSuccess || step.#events.any()) step.accepted(value, 1, clock, start, 0);
       return value;
     };
     let result: R | PromiseLike<R>;
     scope.retriesLeft = this.maxRetries;
     scope.retryAttempt = true;
-    this.attempting(1, 0, this.maxRetries, 0);
+    if (listened || this.resolved.onAttempt !== undefined) this.attempting(1, 0, this.maxRetries, 0);
     try {
       result = next(scope);
     } catch (error) {
