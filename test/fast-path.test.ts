@@ -228,8 +228,9 @@ describe("the clock", () => {
       (error: unknown) => error,
     );
     expect(retryReport(read)).toEqual({ reason: "retries", attempts: 1, elapsed: 500, idle: 0 });
-    // So does a limit on elapsed time, and a per-attempt timeout.
-    for (const limit of [{ maxElapsed: 10_000 }, { timeout: 10_000 }]) {
+    // So does a limit on elapsed time, a per-attempt timeout, and a signal.
+    const signal = new AbortController().signal;
+    for (const limit of [{ maxElapsed: 10_000 }, { timeout: 10_000 }, { signal }]) {
       const limited = await retry(slowFailure, { maxRetries: 0, ...limit }).catch((error: unknown) => error);
       expect(retryReport(limited)?.elapsed).toBe(500);
     }

@@ -20,7 +20,11 @@ export type GiveUpReason =
 export interface RetryStats {
   /** How many attempts the call made. */
   readonly attempts: number;
-  /** Milliseconds from the first attempt to the end (the success, or the decision to stop). */
+  /**
+   * Milliseconds from the first attempt to the end (the success, or the decision to stop); from the first
+   * failure for a call on the real clock given nothing that reads the time before it (see docs/retry.md,
+   * "Where `elapsed` starts").
+   */
   readonly elapsed: number;
   /** Of `elapsed`, the milliseconds slept in backoffs between attempts (tenacity's `idle_for`). */
   readonly idle: number;

@@ -114,7 +114,6 @@ export class RetryStep<T = unknown> implements Step {
     this.#hearsSuccess = resolved.onSuccess !== undefined || resolved.successHooks.length > 0;
   }
 
-
   /** Listens to `attempt`, `retry`, `giveUp`, `success` or `error` until the handle is disposed. */
   on<K extends keyof RetryEvents<T>>(
     event: K,
