@@ -235,4 +235,16 @@ describe("the clock", () => {
       expect(retryReport(limited)?.elapsed).toBe(500);
     }
   });
+
+  it("is read at the start by the pipeline retryPipeline builds, which may hold steps of the caller's inside", async () => {
+    let t = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => t);
+    const slowFailure = async () => {
+      t += 500;
+      throw new Error("down");
+    };
+    const p = pipeline(retryPipeline({ maxRetries: 0 }), steps.timeout(10_000));
+    const error = await p.execute(slowFailure).catch((thrown: unknown) => thrown);
+    expect(retryReport(error)?.elapsed).toBe(500);
+  });
 });

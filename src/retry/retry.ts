@@ -27,9 +27,13 @@ interface Resolution<T> {
   readonly run: Step;
 }
 
-/** The pipeline the short form's options stand for. */
-function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
+/**
+ * The pipeline the short form's options stand for. `own`: it runs only under `retry` or `wrap`, never as
+ * a step of a pipeline of the caller's, which could put steps inside its retry step.
+ */
+function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
   const alone =
+    own &&
     resolved.breaker === undefined &&
     resolved.timeout === Number.POSITIVE_INFINITY &&
     resolved.hedge === undefined &&
@@ -227,5 +231,5 @@ export function wrap<A extends unknown[], T, This = unknown>(
  * await p.execute(op, { signal });
  */
 export function retryPipeline<T = unknown>(options?: RetryOptions<T>): Pipeline {
-  return build(resolveOptions(options)).pipeline;
+  return build(resolveOptions(options), false).pipeline;
 }
