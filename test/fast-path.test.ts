@@ -10,6 +10,7 @@ import {
   retryPipeline,
   retryReport,
   steps,
+  wrap,
 } from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -197,6 +198,7 @@ describe("the clock", () => {
     await retry(async () => 1, { maxRetries: 3 });
     await retry(() => 2);
     await retry(async () => 3, { maxRetries: 5, backoff: backoff.none() });
+    await wrap(async () => 4, { maxRetries: 2 })();
     expect(now).not.toHaveBeenCalled();
   });
 
