@@ -80,14 +80,6 @@ export const unrefClock: Clock = {
 };
 
 /**
- * Whether `clock` is the real clock (either kind): reading it is a system call, worth skipping when no one
- * needs the time; a clock of the caller's own (a `VirtualClock`) is read as often as the rules say.
- */
-export function isSystemClock(clock: Clock): boolean {
-  return clock === systemClock || clock === unrefClock;
-}
-
-/**
  * Waits `ms` on `clock`. Rejects with `signal.reason` as soon as `signal` aborts, removing its timer and
  * its listener either way.
  */

@@ -21,9 +21,7 @@ export interface RetryStats {
   /** How many attempts the call made. */
   readonly attempts: number;
   /**
-   * Milliseconds from the first attempt to the end (the success, or the decision to stop); from the first
-   * failure for a call on the real clock given nothing that reads the time before it (see docs/retry.md,
-   * "Where `elapsed` starts").
+   * Milliseconds from the start of the first attempt to the end (the success, or the decision to stop).
    */
   readonly elapsed: number;
   /** Of `elapsed`, the milliseconds slept in backoffs between attempts (tenacity's `idle_for`). */

@@ -28,7 +28,8 @@ interface Resolution<T> {
 }
 
 /**
- * The pipeline the short form's options stand for. `own`: it runs only under `retry` or `wrap`, never as
+ * The pipeline the short form's options stand for, and what runs it: the retry step alone when it is all the
+ * pipeline holds. `own`: it runs only under `retry` or `wrap`, never as
  * a step of a pipeline of the caller's, which could put steps inside its retry step.
  */
 function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
@@ -38,7 +39,7 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
     resolved.timeout === Number.POSITIVE_INFINITY &&
     resolved.hedge === undefined &&
     resolved.chaos === undefined;
-  const list: Step[] = [new RetryStep(resolved.retry, alone)];
+  const list: Step[] = [new RetryStep(resolved.retry)];
   if (resolved.breaker !== undefined) {
     // A value retryOnResult retries is a failure to the breaker too.
     list.push(

@@ -4,7 +4,7 @@
  */
 import type { Backoff } from "../backoff/types.js";
 import { callSite } from "../core/call-site.js";
-import { type Clock, isSystemClock } from "../core/clock.js";
+import type { Clock } from "../core/clock.js";
 import { type Disposable, Events, safeCall } from "../core/events.js";
 import { isThenable } from "../core/invoke.js";
 import type { GiveUpReason } from "../core/report.js";
@@ -85,32 +85,13 @@ export class RetryStep<T = unknown> implements Step {
   /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
   readonly maxRetries: number;
   readonly #events: Events<RetryEvents<T>>;
-  /**
-   * Whether a call on the system clock may leave the clock unread until its first attempt fails: true when
-   * nothing inside this step (it is all its pipeline holds) and nothing in its options reads the time
-   * since the first attempt began (see `startsLate`).
-   */
-  readonly #mayStartLate: boolean;
   /** Whether a success has someone to tell beside listeners: `onSuccess`, or a backoff's `success` hook. */
   readonly #hearsSuccess: boolean;
 
-  /**
-   * `alone`: the step is all its pipeline holds (the short form without a timeout, breaker, hedge or
-   * chaos), so no step inside it times anything.
-   */
-  constructor(resolved: ResolvedRetry<T>, alone = false) {
+  constructor(resolved: ResolvedRetry<T>) {
     this.resolved = resolved;
     this.maxRetries = (resolved.policies[resolved.policies.length - 1] as ResolvedPolicy).maxRetries;
     this.#events = new Events<RetryEvents<T>>(resolved.onCallbackError);
-    this.#mayStartLate =
-      alone &&
-      resolved.policies.every(
-        (p) => p.maxElapsed === Number.POSITIVE_INFINITY && p.delayFrom === undefined,
-      ) &&
-      resolved.onAttempt === undefined &&
-      resolved.onSuccess === undefined &&
-      resolved.onRetry === undefined &&
-      resolved.onGiveUp === undefined;
     this.#hearsSuccess = resolved.onSuccess !== undefined || resolved.successHooks.length > 0;
   }
 
@@ -139,12 +120,9 @@ export class RetryStep<T = unknown> implements Step {
     }
     const clock = scope.clock;
     const listened = this.#events.any();
-    // When the call began, or NaN for "not read: the call's elapsed time counts from its first failure". A
-    // read of the real clock is a system call that costs about as much as the rest of a call that
-    // succeeds at once, so it is skipped when nothing would use the time between the call's start and its
-    // first failure: no limit on elapsed time, no `delayFrom`, no callback or listener that hears elapsed
-    // time, no step inside. A clock of the caller's own (a `VirtualClock`) is always read.
-    const start = this.#mayStartLate && !listened && isSystemClock(clock) ? Number.NaN : clock.now();
+    // When the call began: read even when nothing seems to need it, so that the elapsed time in a
+    // report always includes the first attempt (a first attempt that hangs for minutes must show).
+    const start = clock.now();
     // Nothing can abort this call and no budget counts it: the first attempt runs here, in the scope it was
     // given, so that a call that succeeds at once (almost every call) costs one `then` on its promise.
     const resume = (error: unknown): PromiseLike<R> => {
