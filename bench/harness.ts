@@ -6,7 +6,11 @@
  * Method: warm every case up, size each case's batch so one batch lasts about `roundMs`, then run the
  * rounds round-robin (every case once per round, in a rotated order) so that slow drift of the machine
  * spreads over all cases instead of landing on whichever ran last. A full GC runs before each batch when
- * `--expose-gc` is on. The result of a case is the median ns/call over its rounds.
+ * `--expose-gc` is on. The result of a case is the median ns/call over its rounds, in two clocks: the wall
+ * clock, and the CPU time of the process (`process.cpuUsage()`, user + system, every thread of the process,
+ * so the collector's helper threads count too). On a machine shared with other work, the wall clock also
+ * counts the time the process waited for a core; the CPU time does not, and is the steadier measure of the
+ * work a call does. Waiting (a timer) shows only on the wall clock.
  */
 
 export interface Case {
@@ -31,11 +35,18 @@ export interface Result {
   readonly case: Case;
   /** Calls per round. */
   readonly iterations: number;
-  /** ns/call of each round, in the order they ran. */
+  /** Wall-clock ns/call of each round, in the order they ran. */
   readonly samples: readonly number[];
   readonly median: number;
   readonly min: number;
   readonly max: number;
+  /** CPU ns/call of each round, and their median, least and greatest. */
+  readonly cpu: {
+    readonly samples: readonly number[];
+    readonly median: number;
+    readonly min: number;
+    readonly max: number;
+  };
 }
 
 const collect: () => void = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
@@ -45,9 +56,17 @@ export const gcBetweenBatches = typeof globalThis.gc === "function";
 
 /** Awaits `run()` `n` times in a row and returns the elapsed nanoseconds. */
 async function batch(run: () => Promise<unknown>, n: number): Promise<number> {
+  return (await timedBatch(run, n)).wall;
+}
+
+/** Awaits `run()` `n` times in a row; the elapsed wall-clock and CPU nanoseconds. */
+async function timedBatch(run: () => Promise<unknown>, n: number): Promise<{ wall: number; cpu: number }> {
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   for (let i = 0; i < n; i++) await run();
-  return Number(process.hrtime.bigint() - start);
+  const wall = Number(process.hrtime.bigint() - start);
+  const used = process.cpuUsage(cpu);
+  return { wall, cpu: (used.user + used.system) * 1000 };
 }
 
 export function median(values: readonly number[]): number {
@@ -100,6 +119,7 @@ export async function measure(
   onProgress(`warmed up ${cases.length} cases`);
 
   const samples: number[][] = cases.map(() => []);
+  const cpuSamples: number[][] = cases.map(() => []);
   for (let round = 0; round < settings.rounds; round++) {
     for (let k = 0; k < cases.length; k++) {
       const index = (k + round) % cases.length;
@@ -108,14 +128,18 @@ export async function measure(
       const own = samples[index];
       if (c === undefined || n === undefined || own === undefined) continue;
       collect();
-      own.push((await batch(c.run, n)) / n);
+      const { wall, cpu } = await timedBatch(c.run, n);
+      own.push(wall / n);
+      cpuSamples[index]?.push(cpu / n);
     }
     onProgress(`round ${round + 1}/${settings.rounds} done`);
   }
 
   return cases.map((c, index) => {
     const own = samples[index] ?? [];
+    const cpu = cpuSamples[index] ?? [];
     return {
+      cpu: { samples: cpu, median: median(cpu), min: Math.min(...cpu), max: Math.max(...cpu) },
       case: c,
       iterations: iterations[index] ?? 0,
       samples: own,

@@ -62,6 +62,8 @@ const ignore = () => {};
 
 export class Events<M extends Record<string, unknown>> {
   readonly #listeners = new Map<keyof M, Set<(payload: never) => unknown>>();
+  /** Listeners over all events, kept so that `any()` costs no walk over them. */
+  #count = 0;
   /** Where a listener's throw or rejection goes. */
   onListenerError: CallbackErrorHandler;
 
@@ -82,9 +84,10 @@ export class Events<M extends Record<string, unknown>> {
     // A wrapper, so that the same function added twice is two listeners, each with its own dispose.
     const entry = (payload: never) => (listener as (payload: never) => unknown)(payload);
     set.add(entry);
+    this.#count += 1;
     return {
       dispose: () => {
-        set.delete(entry);
+        if (set.delete(entry)) this.#count -= 1;
       },
     };
   }
@@ -98,7 +101,15 @@ export class Events<M extends Record<string, unknown>> {
 
   /** Removes every listener. */
   clear(): void {
+    // Emptied too, so that a handle disposed later finds nothing to take off the count.
+    for (const set of this.#listeners.values()) set.clear();
     this.#listeners.clear();
+    this.#count = 0;
+  }
+
+  /** Whether anyone listens to any event. */
+  any(): boolean {
+    return this.#count > 0;
   }
 
   /** How many listeners `event` has. */

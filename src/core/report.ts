@@ -20,7 +20,9 @@ export type GiveUpReason =
 export interface RetryStats {
   /** How many attempts the call made. */
   readonly attempts: number;
-  /** Milliseconds from the first attempt to the end (the success, or the decision to stop). */
+  /**
+   * Milliseconds from the start of the first attempt to the end (the success, or the decision to stop).
+   */
   readonly elapsed: number;
   /** Of `elapsed`, the milliseconds slept in backoffs between attempts (tenacity's `idle_for`). */
   readonly idle: number;

@@ -97,19 +97,19 @@ export class Pipeline implements Step {
 }
 
 /**
- * Runs `pipeline` over `operation` in `scope` and turns its answer into the caller's promise: a `PermanentError` unwrapped,
- * the caller's abort rejecting at once (whatever a step does), and the signal's listener removed when it
- * settles.
+ * Runs `steps` (a pipeline, or a pipeline's only step) over `operation` in `scope` and turns its answer into
+ * the caller's promise: a `PermanentError` unwrapped, the caller's abort rejecting at once (whatever a step
+ * does), and the signal's listener removed when it settles.
  */
 export function runAtEdge<T>(
   scope: Scope,
-  pipeline: Pipeline,
+  steps: Step,
   operation: Next<T>,
   finalAtEdge: boolean,
 ): Promise<T> {
   let result: T | PromiseLike<T>;
   try {
-    result = pipeline.run(operation, scope);
+    result = steps.execute(operation, scope);
   } catch (error) {
     scope.close();
     return Promise.reject(unwrap(error));

@@ -29,7 +29,10 @@ export class RetryCall<T> {
   readonly #options: ResolvedRetry<T>;
   readonly #next: Next<T>;
   readonly #scope: Scope;
-  /** When the first attempt began (or, before it, when the call began). */
+  /**
+   * When the first attempt began (or, before it, when the call began); NaN until the first failure when the
+   * step left the clock unread (see `RetryStep`), and from then on the time of that failure.
+   */
   #start: number;
   readonly out: Eventual<T>;
   #retries = 0;
@@ -246,6 +249,7 @@ export class RetryCall<T> {
     const options = this.#options;
     const scope = this.#scope;
     const clock = scope.clock;
+    if (Number.isNaN(this.#start)) this.#start = clock.now();
     if (scope.aborted) {
       this.#finish();
       this.#giveUpAborted(attemptNumber);
@@ -363,6 +367,7 @@ export class RetryCall<T> {
   };
 
   #giveUpAborted(attempts: number): void {
+    if (Number.isNaN(this.#start)) this.#start = this.#scope.clock.now();
     this.#woke();
     const reason = this.#scope.reason;
     this.#step.gaveUp(reason, "aborted", attempts, this.#scope.clock.now() - this.#start, this.#idle, false);

@@ -23,10 +23,22 @@ import { RetryStep } from "./step.js";
 interface Resolution<T> {
   readonly options: ResolvedOptions<T>;
   readonly pipeline: Pipeline;
+  /** What a call runs: the pipeline, or its retry step when that is all it holds (one layer fewer). */
+  readonly run: Step;
 }
 
-/** The pipeline the short form's options stand for. */
-function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
+/**
+ * The pipeline the short form's options stand for, and what runs it: the retry step alone when it is all the
+ * pipeline holds. `own`: it runs only under `retry` or `wrap`, never as
+ * a step of a pipeline of the caller's, which could put steps inside its retry step.
+ */
+function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
+  const alone =
+    own &&
+    resolved.breaker === undefined &&
+    resolved.timeout === Number.POSITIVE_INFINITY &&
+    resolved.hedge === undefined &&
+    resolved.chaos === undefined;
   const list: Step[] = [new RetryStep(resolved.retry)];
   if (resolved.breaker !== undefined) {
     // A value retryOnResult retries is a failure to the breaker too.
@@ -46,7 +58,8 @@ function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
     const { clock: _clock, signal: _signal, ...injections } = resolved.chaos;
     list.push(new ChaosStep(injections));
   }
-  return { options: resolved, pipeline: new Pipeline(list) };
+  const pipeline = new Pipeline(list);
+  return { options: resolved, pipeline, run: alone ? (list[0] as Step) : pipeline };
 }
 
 // Calls without options share one resolution of the defaults.
@@ -156,7 +169,7 @@ function run<T>(
   const { clock, random } = resolution.options;
   if (signal?.aborted) return Promise.reject(signal.reason);
   const scope = signal === undefined ? new Scope(clock, random) : new RootScope(clock, random, signal);
-  return runAtEdge(scope, resolution.pipeline, operation, true);
+  return runAtEdge(scope, resolution.run, operation, true);
 }
 
 /**
@@ -219,5 +232,5 @@ export function wrap<A extends unknown[], T, This = unknown>(
  * await p.execute(op, { signal });
  */
 export function retryPipeline<T = unknown>(options?: RetryOptions<T>): Pipeline {
-  return build(resolveOptions(options)).pipeline;
+  return build(resolveOptions(options), false).pipeline;
 }

@@ -2,12 +2,13 @@
  * The retry step: runs the rest of the pipeline again while a policy allows, sleeping the backoff between
  * attempts. `retry(op, options)` is this step at the head of a pipeline built from the options.
  */
+import type { Backoff } from "../backoff/types.js";
 import { callSite } from "../core/call-site.js";
 import type { Clock } from "../core/clock.js";
 import { type Disposable, Events, safeCall } from "../core/events.js";
 import { isThenable } from "../core/invoke.js";
 import type { GiveUpReason } from "../core/report.js";
-import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
+import { type ExecutionContext, Scope, toRootScope } from "../pipeline/context.js";
 import { FINAL_AT_EDGE, type Next, type Step } from "../pipeline/step.js";
 import {
   type ResolvedPolicy,
@@ -84,11 +85,14 @@ export class RetryStep<T = unknown> implements Step {
   /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
   readonly maxRetries: number;
   readonly #events: Events<RetryEvents<T>>;
+  /** Whether a success has someone to tell beside listeners: `onSuccess`, or a backoff's `success` hook. */
+  readonly #hearsSuccess: boolean;
 
   constructor(resolved: ResolvedRetry<T>) {
     this.resolved = resolved;
     this.maxRetries = (resolved.policies[resolved.policies.length - 1] as ResolvedPolicy).maxRetries;
     this.#events = new Events<RetryEvents<T>>(resolved.onCallbackError);
+    this.#hearsSuccess = resolved.onSuccess !== undefined || resolved.successHooks.length > 0;
   }
 
   /** Listens to `attempt`, `retry`, `giveUp`, `success` or `error` until the handle is disposed. */
@@ -101,8 +105,7 @@ export class RetryStep<T = unknown> implements Step {
 
   execute<R>(next: Next<R>, context: ExecutionContext): R | PromiseLike<R> {
     const step = this as unknown as RetryStep<R>;
-    const scope = toRootScope(context);
-    const start = scope.clock.now();
+    const scope = context instanceof Scope ? context : toRootScope(context);
     if (
       scope.canAbort ||
       this.resolved.budget !== undefined ||
@@ -111,10 +114,15 @@ export class RetryStep<T = unknown> implements Step {
       scope.retries !== 0 ||
       scope.elapsed !== 0
     ) {
-      const call = new RetryCall(step, next, scope, start);
+      const call = new RetryCall(step, next, scope, scope.clock.now());
       call.begin();
       return call.out;
     }
+    const clock = scope.clock;
+    const listened = this.#events.any();
+    // When the call began: read even when nothing seems to need it, so that the elapsed time in a
+    // report always includes the first attempt (a first attempt that hangs for minutes must show).
+    const start = clock.now();
     // Nothing can abort this call and no budget counts it: the first attempt runs here, in the scope it was
     // given, so that a call that succeeds at once (almost every call) costs one `then` on its promise.
     const resume = (error: unknown): PromiseLike<R> => {
@@ -142,13 +150,13 @@ export class RetryStep<T = unknown> implements Step {
           return call.out;
         }
       }
-      step.accepted(value, 1, scope.clock, start, 0);
+      if (step.#hearsSuccess || step.#events.any()) step.accepted(value, 1, clock, start, 0);
       return value;
     };
     let result: R | PromiseLike<R>;
     scope.retriesLeft = this.maxRetries;
     scope.retryAttempt = true;
-    this.attempting(1, 0, this.maxRetries, 0);
+    if (listened || this.resolved.onAttempt !== undefined) this.attempting(1, 0, this.maxRetries, 0);
     try {
       result = next(scope);
     } catch (error) {
@@ -167,11 +175,13 @@ export class RetryStep<T = unknown> implements Step {
   accepted(value: T, attempt: number, clock: Clock, start: number, idle: number): void {
     const options = this.resolved;
     // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
-    for (const backoff of options.successHooks) backoff.success?.();
+    const hooks = options.successHooks;
+    for (let i = 0; i < hooks.length; i++) (hooks[i] as Backoff).success?.();
     const onSuccess = options.onSuccess;
-    const listened = this.#events.has("success");
+    const listened = this.#events.any() && this.#events.has("success");
     if (onSuccess === undefined && !listened) return;
-    const elapsed = clock.now() - start;
+    // NaN: the clock was left unread (see `#startOf`), and a listener came during the first attempt.
+    const elapsed = Number.isNaN(start) ? 0 : clock.now() - start;
     if (onSuccess !== undefined) {
       const stats = { attempts: attempt, elapsed, idle };
       safeCall(options.onCallbackError, "onSuccess", () => onSuccess(value, stats));
@@ -182,7 +192,7 @@ export class RetryStep<T = unknown> implements Step {
   /** Before each attempt: `onAttempt` and the `attempt` event. */
   attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void {
     const onAttempt = this.resolved.onAttempt;
-    const listened = this.#events.has("attempt");
+    const listened = this.#events.any() && this.#events.has("attempt");
     if (onAttempt === undefined && !listened) return;
     const event: AttemptEvent = { attempt, retries, retriesLeft, elapsed };
     if (onAttempt !== undefined) safeCall(this.resolved.onCallbackError, "onAttempt", () => onAttempt(event));

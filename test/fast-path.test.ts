@@ -1,0 +1,240 @@
+import fc from "fast-check";
+import {
+  type AttemptContext,
+  backoff,
+  type Pipeline,
+  pipeline,
+  type RetryOptions,
+  type RetryStep,
+  retry,
+  retryPipeline,
+  retryReport,
+  steps,
+} from "robustly";
+import { seededRandom, VirtualClock } from "robustly/testing";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+// `retry(op, options)` makes its first attempt without building the retry loop, and builds it only when
+// that attempt fails. These tests check that the call behaves exactly as the retry step run in a pipeline
+// built explicitly, and that a call whose first attempt succeeds reads no clock it does not need.
+
+/** What one attempt does: answer or fail, at once or in a promise; bail with an error, then answer. */
+type Outcome =
+  | { kind: "value" | "resolve"; value: number }
+  | { kind: "throw" | "reject"; error: number }
+  | { kind: "bail"; error: number };
+
+const outcome: fc.Arbitrary<Outcome> = fc.oneof(
+  fc.record({
+    kind: fc.constantFrom("value" as const, "resolve" as const),
+    value: fc.integer({ min: -2, max: 9 }),
+  }),
+  fc.record({
+    kind: fc.constantFrom("throw" as const, "reject" as const),
+    error: fc.integer({ min: 0, max: 9 }),
+  }),
+  fc.record({ kind: fc.constant("bail" as const), error: fc.integer({ min: 0, max: 9 }) }),
+);
+
+/** An error that tells which attempt threw it, compared by its message. */
+const failure = (code: number, attempt: number) => new Error(`e${code}@${attempt}`);
+
+/** What a call shows of itself: the contexts its attempts saw, its callbacks and events, and how it ended. */
+interface Record {
+  contexts: unknown[];
+  heard: unknown[];
+}
+
+/** The operation: attempt i does `plan[i]` (the last entry again past the end). */
+function operation(plan: readonly Outcome[], record: Record, withElapsed: boolean) {
+  return (ctx: AttemptContext): number | Promise<number> => {
+    const { attempt, retries, retriesLeft, timeout, hedge } = ctx;
+    record.contexts.push({
+      attempt,
+      retries,
+      retriesLeft,
+      timeout,
+      hedge,
+      ...(withElapsed ? { elapsed: ctx.elapsed } : {}),
+    });
+    const step = plan[Math.min(attempt - 1, plan.length - 1)] as Outcome;
+    switch (step.kind) {
+      case "value":
+        return step.value;
+      case "resolve":
+        return Promise.resolve(step.value);
+      case "throw":
+        throw failure(step.error, attempt);
+      case "reject":
+        return Promise.reject(failure(step.error, attempt));
+      case "bail":
+        ctx.bail(failure(step.error, attempt));
+        return Promise.resolve(0);
+    }
+  };
+}
+
+/** The error or value a call ended with, and the report filed beside an error. */
+async function ending(promise: Promise<number>): Promise<unknown> {
+  try {
+    return { value: await promise };
+  } catch (error) {
+    const report = retryReport(error);
+    return { error: (error as Error).message, report: report === undefined ? undefined : { ...report } };
+  }
+}
+
+/** The callbacks, each recording what it heard. */
+function callbacks(record: Record, withElapsed: boolean): RetryOptions<number> {
+  const keep = (name: string) => (event: object) => {
+    const copy = { ...(event as { error?: unknown; elapsed?: number }) };
+    if (copy.error instanceof Error) copy.error = copy.error.message;
+    if (!withElapsed) delete copy.elapsed;
+    record.heard.push([name, copy]);
+  };
+  return {
+    onAttempt: keep("onAttempt"),
+    onRetry: keep("onRetry"),
+    onGiveUp: keep("onGiveUp"),
+    onError: (error, retries) => record.heard.push(["onError", (error as Error).message, retries]),
+    onSuccess: (value, stats) =>
+      record.heard.push(["onSuccess", value, withElapsed ? stats : stats.attempts]),
+  };
+}
+
+/** Records every event of the pipeline's retry step. */
+function listen(p: Pipeline, record: Record): void {
+  const step = p.steps[0] as RetryStep<number>;
+  for (const name of ["attempt", "retry", "giveUp", "success", "error"] as const) {
+    step.on(name, (payload: object) => {
+      const copy = { ...(payload as { error?: unknown; outcome?: unknown }) };
+      if (copy.error instanceof Error) copy.error = copy.error.message;
+      if (copy.outcome instanceof Error) copy.outcome = copy.outcome.message;
+      record.heard.push([`event ${name}`, copy]);
+    });
+  }
+}
+
+const settings = fc.record({
+  plan: fc.array(outcome, { minLength: 1, maxLength: 5 }),
+  maxRetries: fc.integer({ min: 0, max: 3 }),
+  retryOnResult: fc.boolean(),
+  withCallbacks: fc.boolean(),
+  seed: fc.integer({ min: 0, max: 1000 }),
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("the first attempt made without the retry loop", () => {
+  it("gives the same values, errors, attempts, callbacks and events as the retry step in a pipeline", async () => {
+    await fc.assert(
+      fc.asyncProperty(settings, async ({ plan, maxRetries, retryOnResult, withCallbacks, seed }) => {
+        const run = async (how: "retry" | "retryPipeline" | "pipeline") => {
+          const record: Record = { contexts: [], heard: [] };
+          const clock = new VirtualClock();
+          const options: RetryOptions<number> = {
+            maxRetries,
+            ...(retryOnResult ? { retryOnResult: (value: number) => value < 0 } : {}),
+            ...(withCallbacks ? callbacks(record, true) : {}),
+          };
+          const op = operation(plan, record, true);
+          const random = seededRandom(seed);
+          let call: Promise<number>;
+          if (how === "retry") {
+            call = retry(op, { ...options, clock, random });
+          } else {
+            const p = how === "retryPipeline" ? retryPipeline(options) : pipeline(steps.retry(options));
+            if (withCallbacks) listen(p, record);
+            call = p.execute(op, { clock, random });
+          }
+          const ended = ending(call);
+          await clock.runAll();
+          return { ended: await ended, ...record };
+        };
+        const explicit = await run("pipeline");
+        expect(await run("retry")).toEqual(
+          withCallbacks ? { ...explicit, heard: explicit.heard.filter(notEvent) } : explicit,
+        );
+        expect(await run("retryPipeline")).toEqual(explicit);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("on the system clock, gives the same as the retry step in a pipeline", async () => {
+    // A frozen clock, so that elapsed times match too.
+    vi.spyOn(performance, "now").mockReturnValue(1000);
+    await fc.assert(
+      fc.asyncProperty(settings, async ({ plan, maxRetries, retryOnResult }) => {
+        const run = async (explicit: boolean) => {
+          const record: Record = { contexts: [], heard: [] };
+          const options: RetryOptions<number> = {
+            maxRetries,
+            backoff: backoff.none(),
+            onError: (error, retries) => record.heard.push([(error as Error).message, retries]),
+            ...(retryOnResult ? { retryOnResult: (value: number) => value < 0 } : {}),
+          };
+          const op = operation(plan, record, true);
+          const call = explicit ? pipeline(steps.retry(options)).execute(op) : retry(op, options);
+          return { ended: await ending(call), ...record };
+        };
+        expect(await run(false)).toEqual(await run(true));
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
+
+function notEvent(entry: unknown): boolean {
+  return !(Array.isArray(entry) && String(entry[0]).startsWith("event "));
+}
+
+describe("the clock", () => {
+  it("is read at the start when a callback reports elapsed time", async () => {
+    let t = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => t);
+    const stats: unknown[] = [];
+    await retry(
+      async () => {
+        t += 40;
+        return 1;
+      },
+      { onSuccess: (_value, s) => stats.push(s) },
+    );
+    expect(stats).toEqual([{ attempts: 1, elapsed: 40, idle: 0 }]);
+  });
+
+  it("counts the first attempt's own time in the call's elapsed time, whatever the options", async () => {
+    let t = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => t);
+    const slowFailure = async () => {
+      t += 500;
+      throw new Error("down");
+    };
+    const signal = new AbortController().signal;
+    for (const extra of [
+      {},
+      { onGiveUp: () => {} },
+      { maxElapsed: 10_000 },
+      { timeout: 10_000 },
+      { signal },
+    ]) {
+      const error = await retry(slowFailure, { maxRetries: 0, ...extra }).catch((thrown: unknown) => thrown);
+      expect(retryReport(error)).toEqual({ reason: "retries", attempts: 1, elapsed: 500, idle: 0 });
+    }
+  });
+
+  it("is read at the start by the pipeline retryPipeline builds, which may hold steps of the caller's inside", async () => {
+    let t = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => t);
+    const slowFailure = async () => {
+      t += 500;
+      throw new Error("down");
+    };
+    const p = pipeline(retryPipeline({ maxRetries: 0 }), steps.timeout(10_000));
+    const error = await p.execute(slowFailure).catch((thrown: unknown) => thrown);
+    expect(retryReport(error)?.elapsed).toBe(500);
+  });
+});
