@@ -95,7 +95,14 @@ export class Outcome<T> implements PromiseLike<T> {
     this.#onRejected = more?.onRejected;
     this.#next = more?.next;
     if (this.#more?.length === 0) this.#more = undefined;
+    if (this.#next === undefined) this.abandoned();
   }
+
+  /**
+   * Called when `unlisten` has taken back the last listener of a pending outcome: nobody waits for it any
+   * more. A server that holds many such outcomes (one per request its clients gave up on) lets go of it here.
+   */
+  protected abandoned(): void {}
 
   // biome-ignore lint/suspicious/noThenProperty: an Outcome is a thenable by design, so the retry loop can treat it as a promise
   then<A = T, B = never>(

@@ -42,13 +42,10 @@ export interface LatencyServerOptions {
  */
 export class LatencyServer extends Base {
   readonly #options: LatencyServerOptions;
-  // Accepted requests in order of acceptance: the oldest is always the next to be answered.
-  #accepted: number[] = [];
-  #arrivals: number[] = [];
-  #outcomes: Outcome<string>[] = [];
-  #head = 0;
+  /** Accepted requests in order of acceptance: the oldest is always the next to be answered. */
+  readonly #ring = new RequestRing();
   // Requests waiting in the listen queue during a pause.
-  #queued: { arrival: number; outcome: Outcome<string> }[] = [];
+  #queued: { arrival: number; outcome: ServedOutcome }[] = [];
   #ticking = false;
   /** The service time computed at the last check, ms (what the reference server prints as "last delay"). */
   lastDelay = 0;
@@ -68,6 +65,11 @@ export class LatencyServer extends Base {
     return c <= o.limit ? o.minDelay : o.minDelay * o.factor ** ((c - o.limit) / o.k);
   }
 
+  /** Requests accepted and not yet answered whose clients still wait for the answer. */
+  get waitedFor(): number {
+    return this.#ring.waitedFor;
+  }
+
   #paused(now: number): boolean {
     const pause = this.#options.pause;
     return pause !== undefined && now >= pause.start && now < pause.end;
@@ -75,7 +77,7 @@ export class LatencyServer extends Base {
 
   request(): Outcome<string> {
     const now = this.sim.now;
-    const outcome = new Outcome<string>();
+    const outcome = new ServedOutcome(this.#ring);
     if (this.#paused(now)) {
       this.recorder.offer(now);
       if (this.#queued.length < this.#options.backlog) this.#queued.push({ arrival: now, outcome });
@@ -86,10 +88,8 @@ export class LatencyServer extends Base {
     return outcome;
   }
 
-  #accept(arrival: number, accepted: number, outcome: Outcome<string>): void {
-    this.#arrivals.push(arrival);
-    this.#accepted.push(accepted);
-    this.#outcomes.push(outcome);
+  #accept(arrival: number, accepted: number, outcome: ServedOutcome): void {
+    this.#ring.push(arrival, accepted, outcome);
     if (!this.#ticking) this.#scheduleTick();
   }
 
@@ -104,7 +104,7 @@ export class LatencyServer extends Base {
     }
     if (this.concurrency > this.recorder.peakConcurrency) this.recorder.peakConcurrency = this.concurrency;
     // Requests accepted before the pause are served again from now on, even if none arrived meanwhile.
-    if (!this.#ticking && this.#head < this.#accepted.length) this.#scheduleTick();
+    if (!this.#ticking && this.#ring.size > 0) this.#scheduleTick();
   }
 
   #scheduleTick(): void {
@@ -124,24 +124,117 @@ export class LatencyServer extends Base {
     }
     const delay = LatencyServer.serviceTime(this.concurrency, this.#options);
     this.lastDelay = delay;
-    const accepted = this.#accepted;
-    const arrivals = this.#arrivals;
-    const outcomes = this.#outcomes;
-    let head = this.#head;
-    while (head < accepted.length && now - (accepted[head] as number) >= delay) {
-      const outcome = outcomes[head] as Outcome<string>;
-      outcomes[head] = undefined as unknown as Outcome<string>;
-      this.answer(outcome, arrivals[head] as number, undefined);
-      head += 1;
+    const ring = this.#ring;
+    // The ring is read afresh for each request: an answer runs its client's code, which may send another.
+    while (ring.size > 0 && now - ring.oldestAccepted() >= delay) {
+      const arrival = ring.oldestArrival();
+      this.answer(ring.shift(), arrival, undefined);
     }
-    // Drop the answered prefix now and then, so the arrays do not grow without bound.
-    if (head > 4096 && head * 2 > accepted.length) {
-      this.#accepted = accepted.slice(head);
-      this.#arrivals = arrivals.slice(head);
-      this.#outcomes = outcomes.slice(head);
-      head = 0;
-    }
-    this.#head = head;
-    if (head < this.#accepted.length) this.#scheduleTick();
+    if (ring.size > 0) this.#scheduleTick();
   };
+}
+
+/** Requests in a ring at first; it doubles as needed. */
+const INITIAL = 1024;
+
+/**
+ * A latency server's accepted requests, oldest first, in a ring indexed by each request's number of
+ * acceptance: when it was accepted and when it arrived side by side in a typed array, and its outcome,
+ * emptied once its client gives up on it (see `ServedOutcome`). An overloaded server can hold millions
+ * of requests whose clients have left; each then costs 16 bytes of numbers and an empty slot, not an
+ * object for the collector to trace.
+ */
+class RequestRing {
+  #times = new Float64Array(2 * INITIAL);
+  #outcomes: (ServedOutcome | undefined)[] = new Array(INITIAL).fill(undefined);
+  #mask = INITIAL - 1;
+  /** The number of the oldest request not yet answered, and of the next one to be accepted. */
+  #head = 0;
+  #tail = 0;
+  waitedFor = 0;
+
+  get size(): number {
+    return this.#tail - this.#head;
+  }
+
+  push(arrival: number, accepted: number, outcome: ServedOutcome): void {
+    if (this.#tail - this.#head > this.#mask) this.#grow();
+    const number = this.#tail++;
+    const i = number & this.#mask;
+    this.#times[2 * i] = accepted;
+    this.#times[2 * i + 1] = arrival;
+    outcome.number = number;
+    // A request queued during a pause may have been given up on already.
+    if (outcome.waitedFor) {
+      this.#outcomes[i] = outcome;
+      this.waitedFor += 1;
+    }
+  }
+
+  /** When the oldest request was accepted (the ring is not empty). */
+  oldestAccepted(): number {
+    return this.#times[2 * (this.#head & this.#mask)] as number;
+  }
+
+  /** When the oldest request arrived (the ring is not empty). */
+  oldestArrival(): number {
+    return this.#times[2 * (this.#head & this.#mask) + 1] as number;
+  }
+
+  /** Removes the oldest request; its outcome, unless its client has given up on it. */
+  shift(): ServedOutcome | undefined {
+    const i = this.#head++ & this.#mask;
+    const outcome = this.#outcomes[i];
+    if (outcome !== undefined) {
+      this.#outcomes[i] = undefined;
+      this.waitedFor -= 1;
+    }
+    return outcome;
+  }
+
+  /** Lets go of request `number`'s outcome: its client no longer waits for it. */
+  release(number: number): void {
+    if (number < this.#head || number >= this.#tail) return;
+    const i = number & this.#mask;
+    if (this.#outcomes[i] === undefined) return;
+    this.#outcomes[i] = undefined;
+    this.waitedFor -= 1;
+  }
+
+  /** Doubles the ring, keeping each request at its number's place in the bigger one. */
+  #grow(): void {
+    const size = 2 * (this.#mask + 1);
+    const mask = size - 1;
+    const times = new Float64Array(2 * size);
+    const outcomes: (ServedOutcome | undefined)[] = new Array(size).fill(undefined);
+    for (let number = this.#head; number < this.#tail; number++) {
+      const from = number & this.#mask;
+      const to = number & mask;
+      times[2 * to] = this.#times[2 * from] as number;
+      times[2 * to + 1] = this.#times[2 * from + 1] as number;
+      outcomes[to] = this.#outcomes[from];
+    }
+    this.#times = times;
+    this.#outcomes = outcomes;
+    this.#mask = mask;
+  }
+}
+
+/** A latency server's answer to one request: it lets the server know when nobody waits for it any more. */
+class ServedOutcome extends Outcome<string> {
+  readonly #ring: RequestRing;
+  /** The request's number of acceptance; -1 while it waits in the listen queue. */
+  number = -1;
+  /** False once the client has given up on it. */
+  waitedFor = true;
+
+  constructor(ring: RequestRing) {
+    super();
+    this.#ring = ring;
+  }
+
+  protected override abandoned(): void {
+    this.waitedFor = false;
+    if (this.number >= 0) this.#ring.release(this.number);
+  }
 }
