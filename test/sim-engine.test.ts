@@ -91,6 +91,25 @@ describe("the simulation engine", () => {
   });
 });
 
+describe("events as objects", () => {
+  it("fire in time order among callbacks, ties in the order queued, and a cancelled one never fires", () => {
+    const sim = new Simulation(1);
+    const seen: string[] = [];
+    const timed = (name: string) => ({ fire: () => seen.push(`${name} at ${sim.now}`) });
+    sim.after(10, () => seen.push(`a at ${sim.now}`));
+    sim.schedule(10, timed("b"));
+    const slot = sim.schedule(5, timed("cancelled"));
+    sim.cancel(slot, sim.generation(slot));
+    sim.schedule(-3, timed("c"));
+    // A stale generation cancels nothing once the slot is reused.
+    const reused = sim.schedule(20, timed("d"));
+    sim.cancel(reused, sim.generation(reused) + 1);
+    sim.run(100);
+    expect(seen).toEqual(["c at 0", "a at 10", "b at 10", "d at 20"]);
+    expect(sim.events).toBe(4);
+  });
+});
+
 describe("Outcome, the synchronous thenable", () => {
   it("calls back at once when settled, and in order when settled later", () => {
     const order: string[] = [];
@@ -105,6 +124,32 @@ describe("Outcome, the synchronous thenable", () => {
     later.resolve(3); // settles once
     later.reject(new Error("ignored"));
     expect(order).toEqual(["now 1", "a 2", "b 2"]);
+  });
+
+  it("listenBy calls the listener's methods; unlisten takes it back; a listener's throw goes nowhere", () => {
+    const seen: string[] = [];
+    const listener = (name: string) => ({
+      heard: (v: number) => seen.push(`${name} ${v}`),
+      failed: (e: unknown) => {
+        seen.push(`${name} failed ${String(e)}`);
+        throw new Error("ignored");
+      },
+    });
+    const a = new Outcome<number>();
+    const first = listener("first");
+    a.listenBy(first);
+    a.listenBy(listener("second"));
+    a.unlisten(first);
+    a.resolve(1);
+    const b = new Outcome<number>();
+    b.listenBy(listener("third"));
+    b.listen(
+      () => seen.push("never"),
+      () => seen.push("fourth failed"),
+    );
+    b.reject("x");
+    Outcome.of(2).listenBy(listener("settled"));
+    expect(seen).toEqual(["second 1", "third failed x", "fourth failed", "settled 2"]);
   });
 
   it("listen hears of the result without chaining; unlisten takes back only the first listener, unheard", () => {

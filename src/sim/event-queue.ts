@@ -10,18 +10,30 @@
  */
 
 const INITIAL = 1024;
+
+/**
+ * An event as an object: the engine calls its `fire()`. A model that keeps per-event state in an object
+ * of its own (a simulated attempt's timeout) queues that object instead of a closure over it.
+ */
+export interface Timed {
+  fire(): void;
+}
+
+/** What the queue holds for each event: a callback, or an object to fire. */
+export type Event = (() => void) | Timed;
 /** Numbers per heap entry: due time, sequence number, slot. */
 const STRIDE = 3;
 /** Children per node: a 4-ary heap is half as deep as a binary one, and a node's children sit side by side. */
 const ARITY = 4;
 
-export class EventQueue {
+/** `E`: what it holds for each event; the engine's queue holds both callbacks and `Timed` objects. */
+export class EventQueue<E extends Event = () => void> {
   /** The heap, entry i at [STRIDE × i]: its due time, its sequence number and its slot, side by side. */
   #heap = new Float64Array(INITIAL * STRIDE);
   /** Entries in the heap, cancelled ones included. */
   #length = 0;
-  /** Callbacks by slot; undefined once run, cancelled or never used. */
-  #callbacks: ((() => void) | undefined)[] = [];
+  /** Events by slot; undefined once run, cancelled or never used. */
+  #callbacks: (E | undefined)[] = [];
   /** Each slot's generation: a cancellation names the generation it was given, so a reused slot is safe. */
   #generation = new Int32Array(INITIAL);
   /** Slots free for reuse. */
@@ -38,7 +50,7 @@ export class EventQueue {
   }
 
   /** Queues `callback` at time `at`; returns its slot, for `cancel` with `generation(slot)`. */
-  push(at: number, callback: () => void): number {
+  push(at: number, callback: E): number {
     const slot = this.#takeSlot();
     this.#callbacks[slot] = callback;
     this.#live += 1;
@@ -85,10 +97,10 @@ export class EventQueue {
   }
 
   /**
-   * Removes the earliest event that will run and returns its callback (its due time is what `peekTime`
+   * Removes the earliest event that will run and returns it (its due time is what `peekTime`
    * said just before); undefined when none is left.
    */
-  pop(): (() => void) | undefined {
+  pop(): E | undefined {
     this.#dropCancelled();
     if (this.#length === 0) return undefined;
     const slot = this.#heap[2] as number;
