@@ -63,7 +63,8 @@ export class Simulation {
   /** Runs `callback` `ms` from now (at once if `ms` <= 0, after what is already due now). */
   after(ms: number, callback: () => void): CancelTimer {
     const queue = this.#queue;
-    const slot = queue.push(this.#now + (ms > 0 ? ms : 0), callback);
+    const delay = ms > 0 ? ms : 0;
+    const slot = queue.pushAfter(this.#now + delay, delay, callback);
     const generation = queue.generation(slot);
     return () => queue.cancel(slot, generation);
   }
@@ -73,7 +74,8 @@ export class Simulation {
    * `cancel(slot, generation(slot))` cancels it. Queues no closure, and returns none.
    */
   schedule(ms: number, event: Timed): number {
-    return this.#queue.push(this.#now + (ms > 0 ? ms : 0), event);
+    const delay = ms > 0 ? ms : 0;
+    return this.#queue.pushAfter(this.#now + delay, delay, event);
   }
 
   /** The generation of the event in `slot` (see `schedule`). */
