@@ -91,6 +91,25 @@ describe("the simulation engine", () => {
   });
 });
 
+describe("events as objects", () => {
+  it("fire in time order among callbacks, ties in the order queued, and a cancelled one never fires", () => {
+    const sim = new Simulation(1);
+    const seen: string[] = [];
+    const timed = (name: string) => ({ fire: () => seen.push(`${name} at ${sim.now}`) });
+    sim.after(10, () => seen.push(`a at ${sim.now}`));
+    sim.schedule(10, timed("b"));
+    const slot = sim.schedule(5, timed("cancelled"));
+    sim.cancel(slot, sim.generation(slot));
+    sim.schedule(-3, timed("c"));
+    // A stale generation cancels nothing once the slot is reused.
+    const reused = sim.schedule(20, timed("d"));
+    sim.cancel(reused, sim.generation(reused) + 1);
+    sim.run(100);
+    expect(seen).toEqual(["c at 0", "a at 10", "b at 10", "d at 20"]);
+    expect(sim.events).toBe(4);
+  });
+});
+
 describe("Outcome, the synchronous thenable", () => {
   it("calls back at once when settled, and in order when settled later", () => {
     const order: string[] = [];
@@ -105,6 +124,32 @@ describe("Outcome, the synchronous thenable", () => {
     later.resolve(3); // settles once
     later.reject(new Error("ignored"));
     expect(order).toEqual(["now 1", "a 2", "b 2"]);
+  });
+
+  it("listenBy calls the listener's methods; unlisten takes it back; a listener's throw goes nowhere", () => {
+    const seen: string[] = [];
+    const listener = (name: string) => ({
+      heard: (v: number) => seen.push(`${name} ${v}`),
+      failed: (e: unknown) => {
+        seen.push(`${name} failed ${String(e)}`);
+        throw new Error("ignored");
+      },
+    });
+    const a = new Outcome<number>();
+    const first = listener("first");
+    a.listenBy(first);
+    a.listenBy(listener("second"));
+    a.unlisten(first);
+    a.resolve(1);
+    const b = new Outcome<number>();
+    b.listenBy(listener("third"));
+    b.listen(
+      () => seen.push("never"),
+      () => seen.push("fourth failed"),
+    );
+    b.reject("x");
+    Outcome.of(2).listenBy(listener("settled"));
+    expect(seen).toEqual(["second 1", "third failed x", "fourth failed", "settled 2"]);
   });
 
   it("listen hears of the result without chaining; unlisten takes back only the first listener, unheard", () => {
@@ -161,6 +206,13 @@ describe("the event queue", () => {
   const operations = fc.array(
     fc.oneof(
       fc.record({ push: fc.integer({ min: 0, max: 20 }).map((t) => t / 4) }),
+      // A delay after the time of the last event out: recurring delays go to the queue's lanes.
+      fc.record({
+        after: fc.oneof(
+          fc.constantFrom(0, 0.25, 1, 2.5, 5, 7, 9),
+          fc.integer({ min: 0, max: 40 }).map((t) => t / 8),
+        ),
+      }),
       fc.record({ cancel: fc.nat() }),
       fc.record({ pop: fc.constant(true) }),
     ),
@@ -177,12 +229,17 @@ describe("the event queue", () => {
         const popped: number[] = [];
         const expected: number[] = [];
         let id = 0;
+        let now = 0;
         for (const op of ops) {
-          if ("push" in op) {
+          if ("push" in op || "after" in op) {
             const mine = id++;
-            const slot = queue.push(op.push, () => popped.push(mine));
+            const at = "push" in op ? op.push : now + op.after;
+            const slot =
+              "push" in op
+                ? queue.push(at, () => popped.push(mine))
+                : queue.pushAfter(at, op.after, () => popped.push(mine));
             handles.push({ slot, generation: queue.generation(slot), id: mine });
-            reference.push({ at: op.push, id: mine });
+            reference.push({ at, id: mine });
           } else if ("cancel" in op) {
             const handle = handles[op.cancel % Math.max(1, handles.length)];
             if (handle === undefined) continue;
@@ -195,6 +252,7 @@ describe("the event queue", () => {
             if (first !== undefined) expected.push(first.id);
             const at = queue.peekTime();
             expect(at).toBe(first?.at ?? Number.POSITIVE_INFINITY);
+            if (first !== undefined && first.at > now) now = first.at;
             queue.pop()?.();
           }
           expect(queue.size).toBe(reference.length);
@@ -207,7 +265,7 @@ describe("the event queue", () => {
         expect(queue.pop()).toBeUndefined();
         expect(popped).toEqual(expected);
       }),
-      { numRuns: 500 },
+      { numRuns: 1000 },
     );
   });
 

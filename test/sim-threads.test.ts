@@ -1,9 +1,10 @@
 // `simulateInThreads`: the runs of a simulation shared among worker threads give what `simulate` gives
 // on its own for the same seeds, and no thread outlives the call, whether it ends well, fails or is aborted.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { OptionError } from "../src/core/errors.js";
 import { simulate } from "../src/sim/simulate.js";
-import { runningThreads, simulateInThreads } from "../src/sim/threads.js";
+import { batchSize, runningThreads, simulateInThreads } from "../src/sim/threads.js";
 
 describe("simulateInThreads", () => {
   it("gives the single-threaded result for the same seeds, runs and points", async () => {
@@ -66,4 +67,24 @@ describe("simulateInThreads", () => {
     await expect(run).rejects.toThrow(/memory/);
     expect(runningThreads()).toBe(0);
   }, 60_000);
+
+  it("gives the runs out in batches that shrink to single runs, a few messages per thread and doubling of runs", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 200_000 }), fc.integer({ min: 1, max: 64 }), (total, jobs) => {
+        const batches: number[] = [];
+        for (let left = total; left > 0; ) {
+          const size = batchSize(left, jobs);
+          expect(size).toBeGreaterThanOrEqual(1);
+          expect(size).toBeLessThanOrEqual(left);
+          // No batch holds more than a quarter of one thread's share of what is left.
+          expect(size).toBeLessThanOrEqual(Math.max(1, Math.ceil(left / (4 * jobs))));
+          batches.push(size);
+          left -= size;
+        }
+        expect(batches.at(-1)).toBe(1);
+        // Each batch takes 1 / (4 × jobs) of what is left: about 4 × jobs × ln(total) batches, plus the last single runs.
+        expect(batches.length).toBeLessThanOrEqual(4 * jobs * (Math.log(total) + 1) + 4 * jobs);
+      }),
+    );
+  });
 });

@@ -7,23 +7,42 @@
 import type { CancelTimer, Clock } from "../core/clock.js";
 import type { Random } from "../core/random.js";
 import { seededRandom } from "../core/random.js";
-import { EventQueue } from "./event-queue.js";
+import { type Event, EventQueue, type Timed } from "./event-queue.js";
+
+export type { Timed } from "./event-queue.js";
+
+/**
+ * The engine as a `Clock`. Steps written for the simulator find the engine through it (`simulation`) to
+ * queue their events as objects (`Simulation.schedule`) rather than as closures.
+ */
+export class SimulationClock implements Clock {
+  readonly simulation: Simulation;
+
+  constructor(simulation: Simulation) {
+    this.simulation = simulation;
+  }
+
+  now(): number {
+    return this.simulation.now;
+  }
+
+  setTimer(ms: number, callback: () => void): CancelTimer {
+    return this.simulation.after(ms, callback);
+  }
+}
 
 export class Simulation {
-  readonly #queue = new EventQueue();
+  readonly #queue = new EventQueue<Event>();
   #now = 0;
   #events = 0;
   /** The run's one source of randomness: think times, jitter, service decisions. */
   readonly random: Random;
   /** The engine as a `Clock`: what the retry loop reads and sets its timers on. */
-  readonly clock: Clock;
+  readonly clock: SimulationClock;
 
   constructor(seed: number) {
     this.random = seededRandom(seed);
-    this.clock = {
-      now: () => this.#now,
-      setTimer: (ms, callback) => this.after(ms, callback),
-    };
+    this.clock = new SimulationClock(this);
   }
 
   /** The virtual time in ms. */
@@ -44,9 +63,29 @@ export class Simulation {
   /** Runs `callback` `ms` from now (at once if `ms` <= 0, after what is already due now). */
   after(ms: number, callback: () => void): CancelTimer {
     const queue = this.#queue;
-    const slot = queue.push(this.#now + (ms > 0 ? ms : 0), callback);
+    const delay = ms > 0 ? ms : 0;
+    const slot = queue.pushAfter(this.#now + delay, delay, callback);
     const generation = queue.generation(slot);
     return () => queue.cancel(slot, generation);
+  }
+
+  /**
+   * Fires `event` `ms` from now, as `after` would call a callback, and returns its slot in the queue:
+   * `cancel(slot, generation(slot))` cancels it. Queues no closure, and returns none.
+   */
+  schedule(ms: number, event: Timed): number {
+    const delay = ms > 0 ? ms : 0;
+    return this.#queue.pushAfter(this.#now + delay, delay, event);
+  }
+
+  /** The generation of the event in `slot` (see `schedule`). */
+  generation(slot: number): number {
+    return this.#queue.generation(slot);
+  }
+
+  /** Cancels the event `schedule` gave `slot`, if it is still of `generation` and has not fired. */
+  cancel(slot: number, generation: number): void {
+    this.#queue.cancel(slot, generation);
   }
 
   /** Runs `callback` at time `at` (now, if `at` has passed). */
@@ -80,11 +119,12 @@ export class Simulation {
     for (;;) {
       const at = queue.peekTime();
       if (at > until) break;
-      const callback = queue.pop();
-      if (callback === undefined) break;
+      const event = queue.pop();
+      if (event === undefined) break;
       if (at > this.#now) this.#now = at;
       this.#events += 1;
-      callback();
+      if (typeof event === "function") event();
+      else event.fire();
       if (this.#now >= nextSlice) {
         onSlice?.(this.#now);
         nextSlice = this.#now + slice;

@@ -13,6 +13,12 @@ const REJECTED = 2;
 
 type Handler = ((value: never) => unknown) | null | undefined;
 
+/** What `listenBy` calls when an outcome settles: an object, so that a listener needs no closures. */
+export interface Listener<T> {
+  heard(value: T): void;
+  failed(error: unknown): void;
+}
+
 interface Reaction {
   readonly onFulfilled: Handler;
   readonly onRejected: Handler;
@@ -83,19 +89,42 @@ export class Outcome<T> implements PromiseLike<T> {
     }
   }
 
+  /** As `listen`, with the two callbacks as the methods of one object. */
+  listenBy(listener: Listener<T>): void {
+    if (this.#state !== PENDING) {
+      if (this.#state === FULFILLED) listener.heard(this.#result as T);
+      else listener.failed(this.#result);
+    } else if (this.#next === undefined) {
+      this.#onFulfilled = listener as unknown as Handler;
+      this.#onRejected = undefined;
+      this.#next = HEARD_BY;
+    } else {
+      const reaction = { onFulfilled: listener as unknown as Handler, onRejected: undefined, next: HEARD_BY };
+      if (this.#more === undefined) this.#more = [reaction];
+      else this.#more.push(reaction);
+    }
+  }
+
   /**
-   * Takes back the first listener `listen` gave, if `onValue` is it and it has not been called: a request
-   * its client gave up on may wait in a simulated server for a long time, and should not keep the
-   * client's state alive meanwhile.
+   * Takes back the first listener `listen` (its `onValue`) or `listenBy` gave, if `listener` is it and it
+   * has not been called: a request its client gave up on may wait in a simulated server for a long time,
+   * and should not keep the client's state alive meanwhile.
    */
-  unlisten(onValue: (value: T) => void): void {
-    if (this.#next !== HEARD || this.#onFulfilled !== onValue) return;
+  unlisten(listener: ((value: T) => void) | Listener<T>): void {
+    if ((this.#next !== HEARD && this.#next !== HEARD_BY) || this.#onFulfilled !== listener) return;
     const more = this.#more?.shift();
     this.#onFulfilled = more?.onFulfilled;
     this.#onRejected = more?.onRejected;
     this.#next = more?.next;
     if (this.#more?.length === 0) this.#more = undefined;
+    if (this.#next === undefined) this.abandoned();
   }
+
+  /**
+   * Called when `unlisten` has taken back the last listener of a pending outcome: nobody waits for it any
+   * more. A server that holds many such outcomes (one per request its clients gave up on) lets go of it here.
+   */
+  protected abandoned(): void {}
 
   // biome-ignore lint/suspicious/noThenProperty: an Outcome is a thenable by design, so the retry loop can treat it as a promise
   then<A = T, B = never>(
@@ -130,6 +159,8 @@ export class Outcome<T> implements PromiseLike<T> {
 
 /** The outcome `listen`'s reactions settle: settled already, so what a listener returns goes nowhere. */
 const HEARD: Outcome<unknown> = Outcome.of(undefined);
+/** As `HEARD`, for a reaction of `listenBy`: its `onFulfilled` is the listener object. */
+const HEARD_BY: Outcome<unknown> = Outcome.of(undefined);
 
 /** Runs one reaction to a settled outcome and settles `next` with what it gives. */
 function react(
@@ -139,6 +170,15 @@ function react(
   onRejected: Handler,
   next: Outcome<unknown>,
 ): void {
+  if (next === HEARD_BY) {
+    const listener = onFulfilled as unknown as Listener<unknown>;
+    // What a listener throws goes nowhere, as with `listen`'s reactions (their outcome is settled already).
+    try {
+      if (state === FULFILLED) listener.heard(result);
+      else listener.failed(result);
+    } catch {}
+    return;
+  }
   const handler = (state === FULFILLED ? onFulfilled : onRejected) as
     | ((value: unknown) => unknown)
     | null

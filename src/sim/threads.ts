@@ -26,15 +26,34 @@ export interface ThreadOptions {
   resourceLimits?: ResourceLimits;
 }
 
-/** A message to a thread: run this unit. */
-export interface ToThread {
-  readonly unit: number;
+/**
+ * What a thread starts with: the options to plan, and whether anyone listens to the progress of a run
+ * (a message per slice of a run's virtual time costs more than a small run itself).
+ */
+export interface ThreadData {
+  readonly options: SimulateOptions;
+  readonly progress: boolean;
 }
 
-/** A message from a thread: how far a unit has got, or its tally. */
+/** A message to a thread: run these units, in this order. */
+export interface ToThread {
+  readonly units: readonly number[];
+}
+
+/** A message from a thread: how far a unit has got, or the tallies of a batch of units, in its order. */
 export type FromThread =
   | { readonly unit: number; readonly fraction: number }
-  | { readonly unit: number; readonly tally: Tally };
+  | { readonly units: readonly number[]; readonly tallies: readonly Tally[] };
+
+/**
+ * How many of the `left` units still to give out the next batch takes, with `jobs` threads: a share of
+ * what is left (guided self-scheduling), so that a thread gets large batches while there is much to do
+ * (few messages, each thread busy on its own) and single units at the end (no thread left idle while
+ * another finishes a big batch).
+ */
+export function batchSize(left: number, jobs: number): number {
+  return Math.max(1, Math.ceil(left / (4 * jobs)));
+}
 
 const running = new Set<Worker>();
 
@@ -56,8 +75,15 @@ function checkJobs(jobs: unknown): number {
  * Starts the worker script: the compiled one beside this module, or, when this module runs from its
  * TypeScript source (tests, `tsx`), the source through tsx's loader.
  */
-function startThread(options: SimulateOptions, resourceLimits: ResourceLimits | undefined): Worker {
-  const settings = { workerData: { options }, ...(resourceLimits === undefined ? {} : { resourceLimits }) };
+function startThread(
+  options: SimulateOptions,
+  progress: boolean,
+  resourceLimits: ResourceLimits | undefined,
+): Worker {
+  const settings = {
+    workerData: { options, progress } satisfies ThreadData,
+    ...(resourceLimits === undefined ? {} : { resourceLimits }),
+  };
   if (!import.meta.url.endsWith(".ts")) {
     return new Worker(new URL("./thread-worker.js", import.meta.url), settings);
   }
@@ -96,7 +122,8 @@ export async function simulateInThreads(
   const { onProgress, ...data } = options;
   const total = planned.total;
   if (jobs === 1 || total === 1) return simulateAsync(options);
-  // The largest runs first, so that no thread is left with a big one at the end.
+  // The largest runs first, so that no thread is left with a big one at the end; they go out in batches
+  // (see `batchSize`), a message each way per batch rather than per run.
   const order = Array.from({ length: total }, (_, unit) => unit).sort(
     (a, b) => planned.clientsOf(b) - planned.clientsOf(a) || a - b,
   );
@@ -118,11 +145,13 @@ export async function simulateInThreads(
         onProgress?.(done, total, partial);
       };
       const give = (thread: Worker) => {
-        const unit = order[next++];
-        if (unit !== undefined) thread.postMessage({ unit } satisfies ToThread);
+        if (next >= total) return;
+        const units = order.slice(next, next + batchSize(total - next, jobs));
+        next += units.length;
+        thread.postMessage({ units } satisfies ToThread);
       };
       for (let i = 0; i < Math.min(jobs, total); i++) {
-        const thread = startThread(data, threadOptions.resourceLimits);
+        const thread = startThread(data, onProgress !== undefined, threadOptions.resourceLimits);
         threads.push(thread);
         running.add(thread);
         thread.once("exit", () => running.delete(thread));
@@ -137,9 +166,11 @@ export async function simulateInThreads(
             progress();
             return;
           }
-          tallies[message.unit] = message.tally;
-          fractions.delete(message.unit);
-          done += 1;
+          message.units.forEach((unit, i) => {
+            tallies[unit] = message.tallies[i] as Tally;
+            fractions.delete(unit);
+          });
+          done += message.units.length;
           progress();
           if (done === total) resolve();
           else give(thread);

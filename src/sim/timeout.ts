@@ -12,7 +12,8 @@
 import { Eventual, settleWith } from "../core/invoke.js";
 import type { ExecutionContext } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
-import { Outcome } from "./outcome.js";
+import { type Simulation, SimulationClock, type Timed } from "./engine.js";
+import { type Listener, Outcome } from "./outcome.js";
 
 /** What a simulated attempt fails with when its timeout elapses first. */
 export interface SimulatedTimeout {
@@ -40,6 +41,15 @@ export class SimulatedTimeoutStep implements Step {
   }
 
   execute<T>(next: Next<T>, context: ExecutionContext): T | PromiseLike<T> {
+    const clock = context.clock;
+    // On the engine's own clock an attempt is one object: its result, its timer event and its listener.
+    if (clock instanceof SimulationClock)
+      return new TimedAttempt<T>(clock.simulation, this.ms, this.#timedOut).start(next, context);
+    return this.#onAnyClock(next, context);
+  }
+
+  /** The same on any other clock, with a timer callback and closures. */
+  #onAnyClock<T>(next: Next<T>, context: ExecutionContext): T | PromiseLike<T> {
     const out = new Eventual<T>();
     const timedOut = this.#timedOut;
     let done = false;
@@ -73,5 +83,79 @@ export class SimulatedTimeoutStep implements Step {
     if (result instanceof Outcome) result.listen(onValue, onError);
     else settleWith(result, onValue, onError);
     return out;
+  }
+}
+
+/**
+ * One attempt under a simulated timeout, on the engine's clock: the attempt's result (an `Eventual`), the
+ * timer event the engine fires (`Timed`) and the listener of the server's answer (`Listener`) in one
+ * object, where the general form needs an eventual, three closures and a cancel function. Millions of
+ * attempts run in a big simulation, each alive for up to its timeout: what each allocates is what the
+ * collector copies.
+ */
+class TimedAttempt<T> extends Eventual<T> implements Timed, Listener<T> {
+  readonly #sim: Simulation;
+  readonly #ms: number;
+  readonly #timedOut: SimulatedTimeout;
+  #done = false;
+  #result: T | PromiseLike<T> | undefined;
+  #slot = 0;
+  #generation = 0;
+
+  constructor(sim: Simulation, ms: number, timedOut: SimulatedTimeout) {
+    super();
+    this.#sim = sim;
+    this.#ms = ms;
+    this.#timedOut = timedOut;
+  }
+
+  start(next: Next<T>, context: ExecutionContext): this {
+    // Set before the attempt starts, so that at equal times the limit runs before what it limits.
+    const slot = this.#sim.schedule(this.#ms, this);
+    this.#slot = slot;
+    this.#generation = this.#sim.generation(slot);
+    let result: T | PromiseLike<T>;
+    try {
+      result = next(context);
+    } catch (error) {
+      this.failed(error);
+      return this;
+    }
+    this.#result = result;
+    // A simulated server's outcome is heard of without the promise-like chain `then` would build.
+    if (result instanceof Outcome) result.listenBy(this);
+    else
+      settleWith(
+        result,
+        (value) => this.heard(value),
+        (error) => this.failed(error),
+      );
+    return this;
+  }
+
+  /** The timeout elapsed first. */
+  fire(): void {
+    this.#done = true;
+    const result = this.#result;
+    this.#result = undefined;
+    // The server may hold the abandoned request for long: it need not hold this attempt too.
+    if (result instanceof Outcome) result.unlisten(this);
+    this.reject(this.#timedOut);
+  }
+
+  heard(value: T): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#result = undefined;
+    this.#sim.cancel(this.#slot, this.#generation);
+    this.resolve(value);
+  }
+
+  failed(error: unknown): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#result = undefined;
+    this.#sim.cancel(this.#slot, this.#generation);
+    this.reject(error);
   }
 }

@@ -52,11 +52,13 @@ export abstract class Base implements Server {
     if (this.concurrency > this.recorder.peakConcurrency) this.recorder.peakConcurrency = this.concurrency;
   }
 
-  protected answer(outcome: Outcome<string>, arrival: number, error: Error | undefined): void {
+  /** Answers a request that arrived at `arrival`; `outcome` is undefined when its client no longer waits. */
+  protected answer(outcome: Outcome<string> | undefined, arrival: number, error: Error | undefined): void {
     this.concurrency -= 1;
     const now = this.sim.now;
     const latency = now - arrival;
     if (latency < this.timeout) this.recorder.answered(now, error === undefined, latency);
+    if (outcome === undefined) return;
     if (error === undefined) outcome.resolve("OK");
     else outcome.reject(error);
   }
