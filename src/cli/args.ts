@@ -138,3 +138,21 @@ function describeError(error: unknown, flags: readonly string[]): string {
   if (hint === undefined) return `${said} (to pass an argument that starts with "-", put it after "--")`;
   return `${said}: ${hint.charAt(0).toLowerCase()}${hint.slice(1)}`;
 }
+
+/**
+ * Runs `make` (which checks options), saying an option's error with the flag that set it: "backoff.base
+ * must be …" becomes "--base must be …". `flagOf` maps an option's path to its flag, or to undefined when
+ * no flag set it (a path in a `--config` file stays as it is). The one place the command line turns the
+ * library's option paths into flags.
+ */
+export function withFlags<T>(make: () => T, flagOf: (option: string) => string | undefined): T {
+  try {
+    return make();
+  } catch (error) {
+    if (!(error instanceof Error) || error.name !== "OptionError") throw error;
+    const option = (error as Error & { option: string }).option;
+    const flag = flagOf(option);
+    if (flag === undefined || !error.message.startsWith(option)) throw error;
+    throw new UsageError(`--${flag}${error.message.slice(option.length)}`);
+  }
+}
