@@ -14,7 +14,7 @@ import {
 } from "../sim/simulate.js";
 import { MAX_JOBS, simulateInThreads } from "../sim/threads.js";
 import { duration, integer, list, named, number, oneOf, parseCommand, UsageError } from "./args.js";
-import { checkOutDir } from "./out-files.js";
+import { checkOutDir, writingTo } from "./out-files.js";
 import { commandProgress } from "./progress.js";
 
 export const SIMULATE_HELP = `robustly simulate: what each retry strategy does to a struggling server
@@ -348,7 +348,7 @@ export async function runSimulate(
     out.write(`${describeRun(result)}\n\n${table(result)}\n`);
   }
   if (reporting !== undefined && report !== undefined) {
-    const files = await reporting.writeReport(result, report);
+    const files = await writingTo("--report", report, () => reporting.writeReport(result, report));
     if (!quiet) errors.write(`wrote ${files.join(", ")}\n`);
   }
   return 0;
