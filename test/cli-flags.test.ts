@@ -92,7 +92,7 @@ describe("durations: a unit, or a bare number of ms, on every flag", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
     expect(run.stderr).toMatch(
-      /^robustly: timeout must be at least the latency server.s shortest service time \(100 ms\).*; got 2\n$/,
+      /^robustly: --timeout must be at least the latency server.s shortest service time \(100 ms\).*; got 2\n$/,
     );
   });
 });
