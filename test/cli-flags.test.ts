@@ -10,6 +10,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadOptions } from "../src/cli/load.js";
 import { runSchedule, SCHEDULE_HELP } from "../src/cli/schedule.js";
 import { SIMULATE_HELP, simulateOptions } from "../src/cli/simulate.js";
+import { MAX_SEED } from "../src/core/random.js";
+import { plan } from "../src/sim/simulate.js";
 import { runCli } from "./support/commands.js";
 
 /** `robustly schedule ARGS --json`'s delays. */
@@ -122,5 +124,31 @@ describe("names on the command line: kebab-case, camelCase too, and did you mean
     expect(() => simulateOptions(["--scenario", "outag"])).toThrow(/Did you mean `outage`\?/);
     expect(() => simulateOptions(["--server", "flakey"])).toThrow(/Did you mean `flaky`\?/);
     expect(() => simulateOptions(["--strategies", "exponentail"])).toThrow(/Did you mean `exponential`\?/);
+  });
+});
+
+describe("seeds: an integer in [0, 4294967295] everywhere, never wrapped", () => {
+  const refused = /--seed must be an integer in \[0, 4294967295\]/;
+
+  it("simulate refuses a seed beyond 32 bits, a huge one, a negative one, and one whose runs overflow", () => {
+    for (const seed of ["4294967296", "1e308", "-1", "1.5"]) {
+      expect(() => simulateOptions(["--seed", seed])).toThrow(refused);
+    }
+    expect(simulateOptions(["--seed", "4294967295"]).options.seed).toBe(4_294_967_295);
+    expect(() => simulateOptions(["--seed", "4294967295", "--runs", "2"])).toThrow(
+      /^--seed must be at most 4294967295 − \(runs − 1\)/,
+    );
+  });
+
+  it("the policy commands refuse it too", async () => {
+    const out = new Writable({ write: (_c, _e, done) => done() });
+    await expect(runSchedule(["--seed", "4294967297"], out)).rejects.toThrow(refused);
+    await expect(runSchedule(["--seed", "1e308"], out)).rejects.toThrow(refused);
+  });
+
+  it("the library's simulate({ seed }) takes the same range", () => {
+    expect(() => plan({ seed: 2 ** 32 })).toThrow(/seed must be an integer in \[0, 4294967295\]/);
+    expect(() => plan({ seed: -1 })).toThrow(/seed must be an integer in \[0, 4294967295\]/);
+    expect(() => plan({ seed: MAX_SEED })).not.toThrow();
   });
 });

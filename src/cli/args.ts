@@ -5,6 +5,7 @@
 
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { parseDuration } from "../core/duration.js";
+import { MAX_SEED } from "../core/random.js";
 import { suggestion } from "../core/validate.js";
 
 /** A bad command line: the CLI prints its message and exits with status 2. */
@@ -43,6 +44,11 @@ export function integer(flag: string, text: string, min: number, max?: number): 
     (n) => Number.isInteger(n) && n >= min && (max === undefined || n <= max),
     allowed,
   );
+}
+
+/** A `--seed`: an integer in [0, MAX_SEED], never reduced to 32 bits behind the user's back. */
+export function seed(text: string): number {
+  return integer("seed", text, 0, MAX_SEED);
 }
 
 /** A comma-separated list, each item parsed by `item`. */

@@ -5,12 +5,12 @@
 import { readFileSync } from "node:fs";
 import { BACKOFF_SCHEMAS } from "../backoff/schema.js";
 import { fromConfig, type RetryConfig } from "../config/from-config.js";
-import { seededRandom } from "../core/random.js";
+import { MAX_SEED, seededRandom } from "../core/random.js";
 import { type Field, flagLines, helpText, kebab, keysOf, type Schema } from "../core/schema.js";
 import { JITTER_SCHEMAS } from "../jitter/schema.js";
 import { DEFAULTS, type RetryOptions } from "../policy/options.js";
 import { RETRY_SCHEMA } from "../policy/schema.js";
-import { kebabName, named, UsageError, withFlags } from "./args.js";
+import { kebabName, named, seed, UsageError, withFlags } from "./args.js";
 
 const text = { type: "string" } as const;
 const flag = { type: "boolean" } as const;
@@ -81,7 +81,7 @@ ${line("--backoff NAME", `${Object.keys(BACKOFF_SCHEMAS).map(kebabName).join(", 
 ${strategyLines(BACKOFFS).join("\n")}
 ${line("--jitter NAME", `${Object.keys(JITTER_SCHEMAS).map(kebabName).join(", ")} (default full)`)}
 ${strategyLines(JITTERS).join("\n")}
-${line("--seed S", "seeds the randomness, for repeatable jitter")}
+${line("--seed S", `seeds the randomness, for repeatable jitter: an integer in [0, ${MAX_SEED}]`)}
 `;
 
 type Values = Readonly<Record<string, string | boolean | undefined>>;
@@ -227,9 +227,7 @@ export function policyOptions(values: Values): RetryOptions {
     (option) => policyFlag(values, option),
   );
   if (typeof values.seed === "string") {
-    const seed = Number(values.seed);
-    if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer; got "${values.seed}"`);
-    options.random = seededRandom(seed);
+    options.random = seededRandom(seed(values.seed));
   }
   return options;
 }

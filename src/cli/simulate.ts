@@ -24,6 +24,7 @@ import {
   number,
   oneOf,
   parseCommand,
+  seed,
   UsageError,
   withFlags,
 } from "./args.js";
@@ -101,7 +102,7 @@ export function simulateOptions(argv: readonly string[]): {
       number("failure-probability", p, (n) => n >= 0 && n <= 1, "a number in [0, 1]"),
     );
   }
-  if (v.seed !== undefined) options.seed = number("seed", v.seed, Number.isInteger, "an integer");
+  if (v.seed !== undefined) options.seed = seed(v.seed);
   if (v.runs !== undefined) options.runs = integer("runs", v.runs, 1, SIM_LIMITS.runs);
   if (v.duration !== undefined) {
     options.duration = duration("duration", v.duration);
