@@ -191,3 +191,33 @@ describe("one default cap for a named backoff, on the command line, in --config 
     expect(help).toMatch(/--max .*default 30 s, or the base when larger/);
   });
 });
+
+describe("--max-elapsed: the schedule says where the policy stops", () => {
+  it("marks the retries beyond maxElapsed (waits counted) with a line, when every attempt fails at once", async () => {
+    const lines = (await run("--max-elapsed", "5s", "--jitter", "none", "--retries", "6"))
+      .trimEnd()
+      .split("\n");
+    // 1 + 2 + 4 = 7 s already ends past 5 s: the third retry is never made.
+    const stop = lines.findIndex((l) => l.includes("the policy stops here"));
+    expect(lines[stop]).toMatch(/the policy stops here: maxElapsed 5 s/);
+    expect(lines.slice(2, stop).map((l) => l.trim().split(/\s+/)[0])).toEqual(["0", "1"]);
+    expect(lines.length - stop - 1).toBe(4);
+  });
+
+  it("counts only the time gone with maxElapsedCountsWait false, and says nothing without a limit", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "robustly-elapsed-"));
+    const file = join(dir, "p.json");
+    writeFileSync(file, JSON.stringify({ maxElapsed: "5s", maxElapsedCountsWait: false, jitter: "none" }));
+    const lines = (await run("--config", file, "--retries", "6")).trimEnd().split("\n");
+    rmSync(dir, { recursive: true });
+    const stop = lines.findIndex((l) => l.includes("the policy stops here"));
+    // Retries start at 0, 1, 3 s: at 7 s the time gone is past 5 s.
+    expect(stop - 2).toBe(3);
+    expect(await run("--jitter", "none", "--retries", "6")).not.toContain("stops here");
+  });
+
+  it("--json gives how many of the delays the policy sleeps", async () => {
+    const json = JSON.parse(await run("--max-elapsed", "5s", "--jitter", "none", "--retries", "6", "--json"));
+    expect(json.withinMaxElapsed).toBe(2);
+  });
+});
