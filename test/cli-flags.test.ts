@@ -10,6 +10,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadOptions } from "../src/cli/load.js";
 import { runSchedule, SCHEDULE_HELP } from "../src/cli/schedule.js";
 import { SIMULATE_HELP, simulateOptions } from "../src/cli/simulate.js";
+import { MAX_SEED } from "../src/core/random.js";
+import { plan } from "../src/sim/simulate.js";
 import { runCli } from "./support/commands.js";
 
 /** `robustly schedule ARGS --json`'s delays. */
@@ -43,7 +45,7 @@ describe("robustly schedule's defaults are the library's", () => {
 
   it("--help gives the same defaults", () => {
     expect(SCHEDULE_HELP).toMatch(/--backoff NAME .*\(default exponential\)/);
-    expect(SCHEDULE_HELP).toMatch(/--max T .*\(default 30000\b/);
+    expect(SCHEDULE_HELP).toMatch(/--max T .*\(default 30 s, or the base when larger/);
     expect(SCHEDULE_HELP).not.toMatch(/default Infinity/);
   });
 });
@@ -59,9 +61,7 @@ describe("negative numbers as separate arguments", () => {
   });
 
   it("a negative where none is allowed is refused by the option's own check, not taken for a flag", async () => {
-    await expect(scheduled("--base", "-1")).rejects.toThrow(
-      "backoff.base must be a finite number >= 0; got -1",
-    );
+    await expect(scheduled("--base", "-1")).rejects.toThrow("--base must be a finite number >= 0; got -1");
   });
 });
 
@@ -94,7 +94,7 @@ describe("durations: a unit, or a bare number of ms, on every flag", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
     expect(run.stderr).toMatch(
-      /^robustly: timeout must be at least the latency server.s shortest service time \(100 ms\).*; got 2\n$/,
+      /^robustly: --timeout must be at least the latency server.s shortest service time \(100 ms\).*; got 2\n$/,
     );
   });
 });
@@ -124,5 +124,31 @@ describe("names on the command line: kebab-case, camelCase too, and did you mean
     expect(() => simulateOptions(["--scenario", "outag"])).toThrow(/Did you mean `outage`\?/);
     expect(() => simulateOptions(["--server", "flakey"])).toThrow(/Did you mean `flaky`\?/);
     expect(() => simulateOptions(["--strategies", "exponentail"])).toThrow(/Did you mean `exponential`\?/);
+  });
+});
+
+describe("seeds: an integer in [0, 4294967295] everywhere, never wrapped", () => {
+  const refused = /--seed must be an integer in \[0, 4294967295\]/;
+
+  it("simulate refuses a seed beyond 32 bits, a huge one, a negative one, and one whose runs overflow", () => {
+    for (const seed of ["4294967296", "1e308", "-1", "1.5"]) {
+      expect(() => simulateOptions(["--seed", seed])).toThrow(refused);
+    }
+    expect(simulateOptions(["--seed", "4294967295"]).options.seed).toBe(4_294_967_295);
+    expect(() => simulateOptions(["--seed", "4294967295", "--runs", "2"])).toThrow(
+      /^--seed must be at most 4294967295 − \(runs − 1\)/,
+    );
+  });
+
+  it("the policy commands refuse it too", async () => {
+    const out = new Writable({ write: (_c, _e, done) => done() });
+    await expect(runSchedule(["--seed", "4294967297"], out)).rejects.toThrow(refused);
+    await expect(runSchedule(["--seed", "1e308"], out)).rejects.toThrow(refused);
+  });
+
+  it("the library's simulate({ seed }) takes the same range", () => {
+    expect(() => plan({ seed: 2 ** 32 })).toThrow(/seed must be an integer in \[0, 4294967295\]/);
+    expect(() => plan({ seed: -1 })).toThrow(/seed must be an integer in \[0, 4294967295\]/);
+    expect(() => plan({ seed: MAX_SEED })).not.toThrow();
   });
 });

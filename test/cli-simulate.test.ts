@@ -177,3 +177,28 @@ describe("--clients ranges", () => {
     expect(() => simulateOptions(["--clients", "1:100000:1"])).toThrow(/more than 1000 values/);
   });
 });
+
+describe("errors name the flags the user gave, not the library's option paths", () => {
+  it("a --duration shorter than the default outage names --outage and --duration, with the ways out", () => {
+    expect(() => simulateOptions(["--duration", "30s"])).toThrow(
+      /^--duration 30s \(30000 ms\) ends before the default outage .*--outage none.*longer --duration/,
+    );
+  });
+
+  it("a bare --duration shorter than the default outage asks whether seconds were meant", () => {
+    expect(() => simulateOptions(["--duration", "60"])).toThrow(/a bare number is ms; did you mean 60s\?/);
+    expect(() => simulateOptions(["--duration", "30s"])).not.toThrow(/bare number/);
+  });
+
+  it("an --outage beyond the duration names --outage and the duration", () => {
+    expect(() => simulateOptions(["--outage", "20s:30s", "--duration", "40s"])).toThrow(
+      /^--outage 20s:30s must end within --duration \(40000 ms\)/,
+    );
+  });
+
+  it("a bad value names its flag", () => {
+    expect(() => simulateOptions(["--think", "-1"])).toThrow(
+      /^--think must be a finite number of ms > 0; got -1/,
+    );
+  });
+});

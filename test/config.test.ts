@@ -48,9 +48,12 @@ describe("fromConfig: policies as JSON", () => {
         { name: "linear", base: "1s", interval: "500ms", max: "3s" },
         backoff.linear({ base: 1000, interval: 500, max: 3000 }),
       ],
-      [{ name: "fibonacci", base: 0, step: "1s" }, backoff.fibonacci({ base: 0, step: 1000 })],
       [
-        { name: "polynomial", base: 0, exponents: [2, 3] },
+        { name: "fibonacci", base: 0, step: "1s", max: "Infinity" },
+        backoff.fibonacci({ base: 0, step: 1000 }),
+      ],
+      [
+        { name: "polynomial", base: 0, exponents: [2, 3], max: "Infinity" },
         backoff.polynomial({ base: 0, exponents: [2, 3] }),
       ],
       [{ name: "random", base: "1s", max: "2s" }, backoff.random({ base: 1000, max: 2000 })],

@@ -179,6 +179,23 @@ describe("the packed tarball, installed into a fresh project", () => {
     expect(files.filter((f) => f.includes(".test."))).toEqual([]);
   });
 
+  it("holds every page of docs/ the README links to, so its links work in node_modules", () => {
+    const files = new Set((packed[0] as Packed).files.map((f) => f.path));
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const linked = [...readme.matchAll(/\]\((docs\/[^)#\s]+)/g)].map((m) => m[1] as string);
+    expect(linked.length).toBeGreaterThan(10);
+    expect(linked.filter((path) => !files.has(path))).toEqual([]);
+  });
+
+  it("says where the project lives", () => {
+    expect(pkg.repository).toEqual({
+      type: "git",
+      url: expect.stringMatching(/^git\+https:\/\/github\.com\//),
+    });
+    expect(pkg.homepage).toMatch(/^https:\/\/github\.com\/.*#readme$/);
+    expect(pkg.bugs).toEqual({ url: expect.stringMatching(/^https:\/\/github\.com\/.*\/issues$/) });
+  });
+
   const expected = Object.fromEntries([
     ...entries.map((entry) => [specifier(entry), "function"]),
     ["robustly/package.json", pkg.version],

@@ -5,6 +5,7 @@
 
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { parseDuration } from "../core/duration.js";
+import { MAX_SEED } from "../core/random.js";
 import { suggestion } from "../core/validate.js";
 
 /** A bad command line: the CLI prints its message and exits with status 2. */
@@ -43,6 +44,11 @@ export function integer(flag: string, text: string, min: number, max?: number): 
     (n) => Number.isInteger(n) && n >= min && (max === undefined || n <= max),
     allowed,
   );
+}
+
+/** A `--seed`: an integer in [0, MAX_SEED], never reduced to 32 bits behind the user's back. */
+export function seed(text: string): number {
+  return integer("seed", text, 0, MAX_SEED);
 }
 
 /** A comma-separated list, each item parsed by `item`. */
@@ -137,4 +143,22 @@ function describeError(error: unknown, flags: readonly string[]): string {
   const said = `unknown option ${flag}`;
   if (hint === undefined) return `${said} (to pass an argument that starts with "-", put it after "--")`;
   return `${said}: ${hint.charAt(0).toLowerCase()}${hint.slice(1)}`;
+}
+
+/**
+ * Runs `make` (which checks options), saying an option's error with the flag that set it: "backoff.base
+ * must be …" becomes "--base must be …". `flagOf` maps an option's path to its flag, or to undefined when
+ * no flag set it (a path in a `--config` file stays as it is). The one place the command line turns the
+ * library's option paths into flags.
+ */
+export function withFlags<T>(make: () => T, flagOf: (option: string) => string | undefined): T {
+  try {
+    return make();
+  } catch (error) {
+    if (!(error instanceof Error) || error.name !== "OptionError") throw error;
+    const option = (error as Error & { option: string }).option;
+    const flag = flagOf(option);
+    if (flag === undefined || !error.message.startsWith(option)) throw error;
+    throw new UsageError(`--${flag}${error.message.slice(option.length)}`);
+  }
 }

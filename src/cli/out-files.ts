@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
-import { access, stat as fsStat, lstat, mkdir, open, rename, rm, writeFile } from "node:fs/promises";
+import { access, stat as fsStat, lstat, mkdir, open, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { UsageError } from "./args.js";
 
@@ -44,7 +44,53 @@ export async function outDir(dir: string, command: string): Promise<void> {
       `--out ${dir} is a symbolic link: ${command} never follows one; name the directory itself`,
     );
   }
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
+}
+
+/** The most directory levels `makeDir` makes for one path. */
+const MAX_LEVELS = 64;
+
+/**
+ * Makes `dir` and its missing parents one level at a time, and returns those it made, outermost first.
+ * Not `mkdir(…, { recursive: true })`: on a file system that refuses oddly (/proc answers ENOENT to a new
+ * entry) Node's recursive mkdir retries for ever; here each level is tried once and the first refusal
+ * is thrown.
+ */
+export async function makeDir(dir: string): Promise<string[]> {
+  const missing: string[] = [];
+  for (let path = resolve(dir); path !== dirname(path); path = dirname(path)) {
+    const found = await statOrCode(path);
+    // Something is there (a file above makes the next mkdir fail with ENOTDIR) or the path cannot be read.
+    if (found !== "ENOENT" && found !== "ENOTDIR") break;
+    if (missing.length === MAX_LEVELS) throw new Error(`${dir}: over ${MAX_LEVELS} directories to make`);
+    missing.unshift(path);
+  }
+  const made: string[] = [];
+  for (const path of missing) {
+    try {
+      await mkdir(path);
+      made.push(path);
+    } catch (error) {
+      // Made meanwhile by someone else: fine, when it is a directory.
+      if ((error as NodeJS.ErrnoException).code === "EEXIST" && (await fsStat(path)).isDirectory()) continue;
+      throw error;
+    }
+  }
+  return made;
+}
+
+/**
+ * Runs `write` (a command writing its files into `dir`), saying any file-system error as one line naming
+ * the flag and the path (a UsageError: exit status 2, no stack trace), e.g. when the directory vanished or
+ * stopped being writable after the check.
+ */
+export async function writingTo<T>(flag: string, dir: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (typeof (error as NodeJS.ErrnoException).code !== "string") throw error;
+    throw new UsageError(`${flag} ${dir}: cannot write (${(error as Error).message})`);
+  }
 }
 
 /**
@@ -100,9 +146,36 @@ const writable = (path: string) =>
 /**
  * Why the directory `dir` cannot take a command's files, or undefined when it can: it exists and is a
  * writable directory in which none of `files` is a directory, or it is missing and its nearest existing
- * ancestor is a writable directory (the command makes the rest).
+ * ancestor is a writable directory (the command makes the rest); and then, since permissions do not tell
+ * everything (/sys and /proc refuse even root), the directory and a file in it can really be made. The
+ * probe removes what it made.
  */
 export async function outDirProblem(dir: string, files: readonly string[] = []): Promise<string | undefined> {
+  return (await pathProblem(dir, files)) ?? (await probe(dir));
+}
+
+/** Makes `dir` (as `makeDir` does) and a temporary file in it, then removes both; or says why it cannot. */
+async function probe(dir: string): Promise<string | undefined> {
+  let made: string[] = [];
+  try {
+    made = await makeDir(dir);
+  } catch (error) {
+    return `it cannot be made (${(error as Error).message})`;
+  }
+  const file = join(dir, `.robustly-probe.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    await writeFile(file, "", { flag: "wx" });
+    await rm(file, { force: true });
+    return undefined;
+  } catch (error) {
+    return `a file cannot be written in it (${(error as Error).message})`;
+  } finally {
+    for (const path of made.reverse()) await rmdir(path).catch(() => undefined);
+  }
+}
+
+/** What the file system's modes and types say against `dir` (see `outDirProblem`). */
+async function pathProblem(dir: string, files: readonly string[]): Promise<string | undefined> {
   const target = resolve(dir);
   for (let path = target; ; path = dirname(path)) {
     const found = await statOrCode(path);

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { seededRandom } from "../core/random.js";
 import { integer, parseCommand } from "./args.js";
-import { checkOutDir, mayReplace, outDir, replaceFile } from "./out-files.js";
+import { checkOutDir, mayReplace, outDir, replaceFile, writingTo } from "./out-files.js";
 import type { Chart } from "./plot-charts.js";
 import { backoffFigure, jitterFigure, policyFigure, seed001Figure, seed002Figures } from "./plot-figures.js";
 import { POLICY_FLAGS, POLICY_HELP, policyConfig, policyOptions } from "./policy-flags.js";
@@ -117,14 +117,16 @@ export async function runPlot(
   }
   const { vega, vegaLite } = await load("robustly plot");
   const force = v.force === true;
-  await outDir(dir, "robustly plot");
   const paths = [...charts.map((chart) => join(dir, chart.file)), join(dir, "index.html")];
-  // Every file is checked before any is written: a refusal leaves the directory as it was.
-  for (const path of paths) await mayReplace(path, PLOT_MARK, force, "robustly plot");
-  for (const [i, chart] of charts.entries()) {
-    await replaceFile(paths[i] as string, markSvg(await renderSpec(vega, vegaLite, chart.spec)));
-  }
-  await replaceFile(paths[charts.length] as string, markPage(page(title, intro, charts)));
+  await writingTo("--out", dir, async () => {
+    await outDir(dir, "robustly plot");
+    // Every file is checked before any is written: a refusal leaves the directory as it was.
+    for (const path of paths) await mayReplace(path, PLOT_MARK, force, "robustly plot");
+    for (const [i, chart] of charts.entries()) {
+      await replaceFile(paths[i] as string, markSvg(await renderSpec(vega, vegaLite, chart.spec)));
+    }
+    await replaceFile(paths[charts.length] as string, markPage(page(title, intro, charts)));
+  });
   out.write(`${paths.join("\n")}\n`);
   return 0;
 }

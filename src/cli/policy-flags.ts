@@ -5,12 +5,12 @@
 import { readFileSync } from "node:fs";
 import { BACKOFF_SCHEMAS } from "../backoff/schema.js";
 import { fromConfig, type RetryConfig } from "../config/from-config.js";
-import { seededRandom } from "../core/random.js";
+import { MAX_SEED, seededRandom } from "../core/random.js";
 import { type Field, flagLines, helpText, kebab, keysOf, type Schema } from "../core/schema.js";
 import { JITTER_SCHEMAS } from "../jitter/schema.js";
 import { DEFAULTS, type RetryOptions } from "../policy/options.js";
 import { RETRY_SCHEMA } from "../policy/schema.js";
-import { kebabName, named, UsageError } from "./args.js";
+import { kebabName, named, seed, UsageError, withFlags } from "./args.js";
 
 const text = { type: "string" } as const;
 const flag = { type: "boolean" } as const;
@@ -44,14 +44,6 @@ export const POLICY_FLAGS: Readonly<Record<string, FlagConfig>> = {
 
 const strategyName = (schema: Schema) => schema.name.slice(schema.name.indexOf(".") + 1);
 
-/**
- * The backoff's cap when the command line names a strategy without `--max`: the library's default cap
- * (`retry`'s default backoff has it), so `--backoff exponential` is the default policy, not an uncapped
- * one. A strategy whose max has no default (random) still needs it given.
- */
-const DEFAULT_MAX = DEFAULTS.backoffMax;
-const UNCAPPED = "Infinity";
-
 /** `--help` lines for a strategy option: which strategies take it, and each one's default. */
 function strategyLines(family: readonly Schema[]): string[] {
   const seen = new Map<string, { field: Field; takenBy: string[]; defaults: string[] }>();
@@ -60,18 +52,23 @@ function strategyLines(family: readonly Schema[]): string[] {
       if (field.flag === undefined) continue;
       const entry = seen.get(key) ?? { field, takenBy: [], defaults: [] };
       entry.takenBy.push(strategyName(schema));
-      const said =
-        key === "max" && field.default === UNCAPPED ? `${DEFAULT_MAX}` : `${field.default ?? "none"}`;
+      const said = `${field.default ?? "none"}`;
       if (!entry.defaults.includes(said)) entry.defaults.push(said);
       seen.set(key, entry);
     }
   }
   return [...seen].map(([key, { field, takenBy, defaults }]) => {
     const left = `  --${kebab(key)}${field.flag === "" ? "" : ` ${field.flag}`}`;
-    const doc = `${takenBy.join(", ")}: ${helpText(field)} (default ${defaults.join(" or ")})`;
+    const doc =
+      key === "max" && family === BACKOFFS
+        ? `${takenBy.join(", ")}: ${MAX_HELP}`
+        : `${takenBy.join(", ")}: ${helpText(field)} (default ${defaults.join(" or ")})`;
     return `${left.padEnd(HELP_WIDTH)}${left.length >= HELP_WIDTH ? " " : ""}${doc}`;
   });
 }
+
+/** A named backoff's cap, as `fromConfig` sets it (`defaultBackoffMax`): one rule for flags and files. */
+const MAX_HELP = `the cap on one delay, at least base (default ${DEFAULTS.backoffMax / 1000} s, or the base when larger; Infinity for none; random requires it)`;
 
 const HELP_WIDTH = 25;
 const line = (left: string, doc: string) => `${`  ${left}`.padEnd(HELP_WIDTH)}${doc}`;
@@ -84,7 +81,7 @@ ${line("--backoff NAME", `${Object.keys(BACKOFF_SCHEMAS).map(kebabName).join(", 
 ${strategyLines(BACKOFFS).join("\n")}
 ${line("--jitter NAME", `${Object.keys(JITTER_SCHEMAS).map(kebabName).join(", ")} (default full)`)}
 ${strategyLines(JITTERS).join("\n")}
-${line("--seed S", "seeds the randomness, for repeatable jitter")}
+${line("--seed S", `seeds the randomness, for repeatable jitter: an integer in [0, ${MAX_SEED}]`)}
 `;
 
 type Values = Readonly<Record<string, string | boolean | undefined>>;
@@ -213,18 +210,24 @@ function merge(
     }
     base[key] = value;
   }
-  const schema = what === "backoff" ? BACKOFF_SCHEMAS[base.name as string] : undefined;
-  if (base.max === undefined && schema?.fields.max?.default === UNCAPPED) base.max = DEFAULT_MAX;
   return base;
+}
+
+/** The policy flag that set an option ("backoff.base" → "base"), or undefined when a `--config` file did. */
+function policyFlag(values: Values, option: string): string | undefined {
+  if (option.includes("[")) return undefined;
+  const flag = kebab(option.replace(/^(backoff|jitter)\./, ""));
+  return flag in POLICY_FLAGS && values[flag] !== undefined ? flag : undefined;
 }
 
 /** `retry` options from the flags, validated; with `--seed`, a seeded random. */
 export function policyOptions(values: Values): RetryOptions {
-  const options = fromConfig(policyConfig(values) as Record<string, unknown>);
+  const options = withFlags(
+    () => fromConfig(policyConfig(values) as Record<string, unknown>),
+    (option) => policyFlag(values, option),
+  );
   if (typeof values.seed === "string") {
-    const seed = Number(values.seed);
-    if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer; got "${values.seed}"`);
-    options.random = seededRandom(seed);
+    options.random = seededRandom(seed(values.seed));
   }
   return options;
 }

@@ -2,10 +2,11 @@
  * `robustly simulate --report DIR`: SVG charts of a simulation (rendered by Vega-Lite and Vega, in Node,
  * without a browser) and an HTML page that shows them with a table of the runs.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AWS_BACKOFF_STUDY, type PublishedPoint } from "../sim/published.js";
 import type { RunResult, SimulationResult } from "../sim/simulate.js";
+import { makeDir } from "./out-files.js";
 import { escapeHtml, htmlPage, load } from "./render.js";
 import { charts, type LineChart, render } from "./report-charts.js";
 import { ABOUT, COLUMNS } from "./report-text.js";
@@ -175,7 +176,7 @@ ${strategyList}
 export async function writeReport(result: SimulationResult, dir: string): Promise<string[]> {
   const { vega, vegaLite } = await load();
   const list = charts(result);
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
   const paths: string[] = [];
   for (const chart of list) {
     const svg = await render(vega, vegaLite, chart);

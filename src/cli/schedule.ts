@@ -8,7 +8,7 @@ import type { Backoff } from "../backoff/types.js";
 import { toJitter } from "../jitter/common.js";
 import { jitter as jitters } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
-import { DEFAULTS, type RetryOptions } from "../policy/options.js";
+import { DEFAULTS, type RetryOptions, resolveOptions } from "../policy/options.js";
 import { delays } from "../retry/delays.js";
 import { integer, list, parseCommand } from "./args.js";
 import { POLICY_FLAGS, POLICY_HELP, policyOptions } from "./policy-flags.js";
@@ -99,13 +99,34 @@ export function schedule(options: RetryOptions, count: number): ScheduleRow[] {
   });
 }
 
+/**
+ * How many of `rows` the policy sleeps before `maxElapsed` stops it, when every attempt fails at once
+ * (the schedule's assumption): the same test as the retry loop's, on the time gone (and, when
+ * `maxElapsedCountsWait`, the wait too). Undefined when the limit stops none of them.
+ */
+export function withinMaxElapsed(
+  options: RetryOptions,
+  rows: readonly ScheduleRow[],
+): { at: number; why: string } | undefined {
+  const policy = resolveOptions(options).retry.policies.at(-1);
+  if (policy === undefined || !Number.isFinite(policy.maxElapsed)) return undefined;
+  const spent = (row: ScheduleRow) => (policy.maxElapsedCountsWait ? row.total : row.total - row.delay);
+  const at = rows.findIndex((row) => spent(row) > policy.maxElapsed);
+  if (at === -1) return undefined;
+  const row = rows[at] as ScheduleRow;
+  const past = policy.maxElapsedCountsWait
+    ? `the next wait would end at ${human(spent(row))}`
+    : `${human(spent(row))} gone`;
+  return { at, why: `maxElapsed ${human(policy.maxElapsed)} (${past}, attempts taken as instant)` };
+}
+
 /** A duration for people: ms below a second, else seconds. */
 export function human(ms: number): string {
   if (ms < 1000) return `${Number(ms.toFixed(1))} ms`;
   return `${Number((ms / 1000).toFixed(3))} s`;
 }
 
-function scheduleTable(rows: readonly ScheduleRow[]): string {
+function scheduleTable(rows: readonly ScheduleRow[], stop?: { at: number; why: string }): string {
   const header = ["x", "backoff", "jittered", "delay", "total"];
   const cells = rows.map((r) => [
     String(r.x),
@@ -116,7 +137,9 @@ function scheduleTable(rows: readonly ScheduleRow[]): string {
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
   const line = (c: readonly string[]) => c.map((v, i) => v.padStart(widths[i] as number)).join("  ");
-  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...cells.map(line)].join("\n");
+  const lines = cells.map(line);
+  if (stop !== undefined) lines.splice(stop.at, 0, `-- the policy stops here: ${stop.why} --`);
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...lines].join("\n");
 }
 
 /** Runs `robustly schedule` with `argv`. */
@@ -166,11 +189,16 @@ export async function runSchedule(
   }
   const count = integer("retries", v.retries ?? "10", 0, MAX_SCHEDULED_RETRIES);
   const rows = schedule(options, count);
+  // The rows past maxElapsed are shown, marked: the policy never sleeps them.
+  const within = withinMaxElapsed(options, rows);
   if (v.json === true) {
-    out.write(`${JSON.stringify({ delays: rows.map((r) => r.delay), total: rows.at(-1)?.total ?? 0 })}\n`);
+    const stop = within === undefined ? {} : { withinMaxElapsed: within.at };
+    out.write(
+      `${JSON.stringify({ delays: rows.map((r) => r.delay), total: rows.at(-1)?.total ?? 0, ...stop })}\n`,
+    );
     return 0;
   }
-  out.write(`${scheduleTable(rows)}\n`);
+  out.write(`${scheduleTable(rows, within)}\n`);
   return 0;
 }
 

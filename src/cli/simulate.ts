@@ -4,8 +4,10 @@
  */
 
 import { availableParallelism } from "node:os";
+import { OptionError } from "../core/errors.js";
 import { SIM_LIMITS } from "../sim/schema.js";
 import {
+  plan,
   type RunResult,
   SCENARIOS,
   type ScenarioName,
@@ -13,8 +15,20 @@ import {
   type SimulationResult,
 } from "../sim/simulate.js";
 import { MAX_JOBS, simulateInThreads } from "../sim/threads.js";
-import { duration, integer, list, named, number, oneOf, parseCommand, UsageError } from "./args.js";
-import { checkOutDir } from "./out-files.js";
+import {
+  duration,
+  integer,
+  kebabName,
+  list,
+  named,
+  number,
+  oneOf,
+  parseCommand,
+  seed,
+  UsageError,
+  withFlags,
+} from "./args.js";
+import { checkOutDir, writingTo } from "./out-files.js";
 import { commandProgress } from "./progress.js";
 
 export const SIMULATE_HELP = `robustly simulate: what each retry strategy does to a struggling server
@@ -88,7 +102,7 @@ export function simulateOptions(argv: readonly string[]): {
       number("failure-probability", p, (n) => n >= 0 && n <= 1, "a number in [0, 1]"),
     );
   }
-  if (v.seed !== undefined) options.seed = number("seed", v.seed, Number.isInteger, "an integer");
+  if (v.seed !== undefined) options.seed = seed(v.seed);
   if (v.runs !== undefined) options.runs = integer("runs", v.runs, 1, SIM_LIMITS.runs);
   if (v.duration !== undefined) {
     options.duration = duration("duration", v.duration);
@@ -148,6 +162,7 @@ export function simulateOptions(argv: readonly string[]): {
     options.processes = integer("processes", v.processes, 1, SIM_LIMITS.processes);
   }
   const jobs = v.jobs === undefined ? availableParallelism() : integer("jobs", v.jobs, 1, MAX_JOBS);
+  checkPlan(options, v);
   return {
     options,
     jobs,
@@ -156,6 +171,63 @@ export function simulateOptions(argv: readonly string[]): {
     help: v.help === true,
     quiet: v.quiet === true,
   };
+}
+
+/** The flags whose option has another name (the library's path → the flag). */
+const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
+  "latencyServer.minDelay": "min-delay",
+  "flakyServer.failureProbability": "failure",
+  "flakyServer.latency": "latency",
+  "capacityServer.latency": "latency",
+  failureProbability: "failure-probability",
+};
+
+const asTime = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
+
+/**
+ * Checks the options as the simulation will, before any work, saying a mistake with the flags given:
+ * "think must be …" becomes "--think must be …", and an outage that does not fit the duration names
+ * `--outage` and `--duration` and the ways out (the outage the user never gave is the scenario's default).
+ */
+function checkPlan(
+  options: SimulateOptions,
+  v: Readonly<Record<string, string | boolean | undefined>>,
+): void {
+  try {
+    withFlags(
+      () => plan(options),
+      (option) => {
+        if (option === "outage") return undefined;
+        const flag = FLAG_OF_OPTION[option] ?? kebabName(option.slice(option.lastIndexOf(".") + 1));
+        return v[flag] === undefined ? undefined : flag;
+      },
+    );
+  } catch (error) {
+    if (error instanceof OptionError && error.option === "outage") throw outageError(error, v);
+    throw error;
+  }
+}
+
+/** The outage that does not fit the duration, said with the flags. */
+function outageError(error: OptionError, v: Readonly<Record<string, string | boolean | undefined>>): Error {
+  const outage = error.value as { start: number; length: number };
+  const end = outage.start + outage.length;
+  const within = /within the duration \((\d+) ms\)/.exec(error.message)?.[1];
+  const duration = Number(within);
+  const bare = typeof v.duration === "string" && /^\s*\d+(\.\d*)?\s*$/.test(v.duration);
+  const hint = bare ? ` (a bare number is ms; did you mean ${String(v.duration).trim()}s?)` : "";
+  if (typeof v.outage !== "string") {
+    const given =
+      typeof v.duration === "string" ? `--duration ${v.duration} (${duration} ms)` : "the duration";
+    return new UsageError(
+      `${given} ends before the default outage ${asTime(outage.start)}:${asTime(outage.length)} ` +
+        `ends (at ${end} ms)${hint}: pass --outage none, an --outage START:LENGTH within it, or a longer --duration`,
+    );
+  }
+  return new UsageError(
+    `--outage ${v.outage} must end within --duration (${duration} ms)${hint}; ` +
+      `it ends at ${end} ms: pass a longer --duration or an earlier, shorter --outage`,
+  );
 }
 
 /**
@@ -348,7 +420,7 @@ export async function runSimulate(
     out.write(`${describeRun(result)}\n\n${table(result)}\n`);
   }
   if (reporting !== undefined && report !== undefined) {
-    const files = await reporting.writeReport(result, report);
+    const files = await writingTo("--report", report, () => reporting.writeReport(result, report));
     if (!quiet) errors.write(`wrote ${files.join(", ")}\n`);
   }
   return 0;

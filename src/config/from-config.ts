@@ -15,7 +15,13 @@ import { suggestion } from "../core/validate.js";
 import { jitter } from "../jitter/index.js";
 import { JITTER_SCHEMAS } from "../jitter/schema.js";
 import type { Jitter } from "../jitter/types.js";
-import { type RetryOptions, type RetryPolicy, type RetryRule, resolveOptions } from "../policy/options.js";
+import {
+  DEFAULTS,
+  type RetryOptions,
+  type RetryPolicy,
+  type RetryRule,
+  resolveOptions,
+} from "../policy/options.js";
 import { RETRY_SCHEMA, RULE_SCHEMA } from "../policy/schema.js";
 
 /** The JSON form of a backoff: its name and its options (times as numbers of ms or strings with units). */
@@ -49,6 +55,9 @@ export interface RetryConfig extends PolicyConfig {
  */
 export function parseTime(path: string, value: unknown): number {
   if (typeof value === "number" && !Number.isNaN(value)) return value;
+  // JSON has no Infinity: "Infinity" stands for it (an uncapped backoff's "max"); the option's own check
+  // refuses it where no infinity is allowed.
+  if (typeof value === "string" && /^\s*\+?infinity\s*$/i.test(value)) return Number.POSITIVE_INFINITY;
   const ms = typeof value === "string" ? parseDuration(value) : undefined;
   if (ms === undefined) throw new OptionError(path, value, DURATION_FORMS);
   return ms;
@@ -97,10 +106,28 @@ function strategy<K extends string>(
   return { name, options: Object.keys(rest).length === 0 ? undefined : rest };
 }
 
-/** Builds a backoff from its JSON form. */
+/**
+ * The cap of a backoff named in JSON or on the command line without a `max`: the default policy's cap
+ * (`DEFAULTS.backoffMax`, 30 s), raised to the base when the base is larger, so naming a strategy never
+ * makes it grow without bound and a given base is never refused because of a default. `"max": "Infinity"`
+ * uncaps it. (The strategies built in code, `backoff.exponential()`, keep their own default: no cap.)
+ */
+export function defaultBackoffMax(base: unknown): number {
+  return typeof base === "number" && Number.isFinite(base)
+    ? Math.max(DEFAULTS.backoffMax, base)
+    : DEFAULTS.backoffMax;
+}
+
+/** Builds a backoff from its JSON form; a strategy whose `max` defaults to no cap gets `defaultBackoffMax`. */
 export function backoffFromConfig(value: unknown, path = "backoff"): Backoff {
   const { name, options } = strategy(path, value, BACKOFF_TIMES, "backoff");
-  return withPath(path, () => (backoff[name] as (o?: unknown) => Backoff)(options));
+  const fields = BACKOFF_SCHEMAS[name]?.fields;
+  let capped = options;
+  if (fields?.max?.default === "Infinity" && options?.max === undefined) {
+    const base = options?.base ?? Number(fields.base?.default);
+    capped = { ...options, max: defaultBackoffMax(base) };
+  }
+  return withPath(path, () => (backoff[name] as (o?: unknown) => Backoff)(capped));
 }
 
 /** Builds a jitter from its JSON form. */

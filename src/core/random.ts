@@ -32,6 +32,12 @@ export function checkedRandom(random: Random, option = "random"): Random {
 }
 
 /**
+ * The largest seed: seeds are integers in [0, MAX_SEED] (32 bits), each its own sequence. The commands and
+ * `simulate({ seed })` refuse any other; `seededRandom` reduces other numbers to 32 bits (truncated, mod 2^32).
+ */
+export const MAX_SEED = 0xffff_ffff;
+
+/**
  * A deterministic `Random` from a 32-bit seed (mulberry32, a public-domain generator by Tommy Ettinger):
  * the same seed always yields the same sequence. Fast, small state, good enough for jitter and simulation,
  * not for cryptography.

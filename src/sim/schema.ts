@@ -1,4 +1,6 @@
 /** `simulate(options)`, described once (see `src/core/schema.ts`). */
+
+import { MAX_SEED } from "../core/random.js";
 import type { Field, Schema } from "../core/schema.js";
 
 /** The largest counts a simulation takes: beyond them it would run out of memory or never end. */
@@ -59,7 +61,7 @@ export const SIMULATE_SCHEMA: Schema = {
       doc: "Amplification: the probabilities that an attempt fails.",
     },
     seed: {
-      kind: { type: "integer", min: Number.MIN_SAFE_INTEGER },
+      kind: { type: "integer", min: 0, max: MAX_SEED },
       default: "1",
       doc: "The same seed gives the same numbers.",
     },

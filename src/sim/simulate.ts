@@ -6,6 +6,7 @@
  */
 
 import { OptionError } from "../core/errors.js";
+import { MAX_SEED } from "../core/random.js";
 import { checkKeys, read } from "../core/schema.js";
 import { type RunResult, summarize, type Tally, tally } from "./results.js";
 import { amplification } from "./scenarios/amplification.js";
@@ -299,9 +300,11 @@ export function plan(options: SimulateOptions = {}): Plan {
           (p) => typeof p === "number" && p >= 0 && p <= 1,
           "numbers in [0, 1]",
         );
-  const seed = options.seed ?? 1;
-  if (!Number.isInteger(seed)) throw new OptionError("seed", seed, "an integer");
+  const seed = read<number | undefined>(SIMULATE_SCHEMA, "seed", options.seed) ?? 1;
   const runs = read<number | undefined>(SIMULATE_SCHEMA, "runs", options.runs) ?? runner.defaults.runs ?? 1;
+  // Run i takes seed + i: the last one must be a seed too, not wrapped round to a small one.
+  if (seed + runs - 1 > MAX_SEED)
+    throw new OptionError("seed", seed, `at most ${MAX_SEED} − (runs − 1) = ${MAX_SEED - runs + 1}`);
   const r = resolve(runner, options);
   if (scenario === "outage" || scenario === "fleet") checkTimeoutAgainstServer(r);
   const mostClients = Math.max(...clients);

@@ -54,7 +54,10 @@ export const SHOWN_RETRIES = 20;
 export function policyJson(choice: Choice): Record<string, unknown> {
   const backoff: Record<string, unknown> = { name: choice.backoff };
   if (choice.backoff !== "none") backoff.base = choice.base;
-  if (choice.backoff !== "none" && choice.backoff !== "constant" && choice.max >= 0) backoff.max = choice.max;
+  const capped = choice.backoff !== "none" && choice.backoff !== "constant";
+  // A negative max is "none": JSON spells no cap "Infinity" (left out, a named backoff takes 30 s).
+  if (capped && choice.max >= 0) backoff.max = choice.max;
+  else if (capped && choice.backoff !== "random") backoff.max = "Infinity";
   return { maxRetries: choice.maxRetries, backoff, jitter: choice.jitter };
 }
 
