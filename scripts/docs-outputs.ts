@@ -13,8 +13,10 @@ for (const file of process.argv.slice(2)) {
   // From the last block up, so that line numbers above stay valid as outputs change length.
   const edits: { from: number; to: number; output: string[] }[] = [];
   for (const block of fencedBlocks(markdown, file).filter((b) => SH.has(b.lang))) {
+    // Every command of a block runs, in order (a block may clean up after itself); only those with `#>`
+    // lines under them are rewritten.
     for (const { command, expected, line } of shellCommands(block)) {
-      if (expected.length === 0 || command.includes("REDIS_URL")) continue;
+      if (command.includes("REDIS_URL")) continue;
       const run = spawnSync("bash", ["-c", command], {
         cwd: root,
         env: userEnv(),
@@ -23,6 +25,7 @@ for (const file of process.argv.slice(2)) {
       });
       if (run.status !== 0)
         throw new Error(`${file}:${line}: ${command} exited ${run.status}\n${run.stderr}`);
+      if (expected.length === 0) continue;
       const output = run.stdout.replace(/\n$/, "").split("\n");
       edits.push({ from: line, to: line + expected.length, output: output.map((o) => `#> ${o}`.trimEnd()) });
       process.stdout.write(`${file}:${line}: ${command}\n`);
