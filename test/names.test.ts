@@ -85,14 +85,17 @@ describe("durations", () => {
     expect(duration("timeout", text)).toBe(ms);
   });
 
-  it.each(["", "s", "2 seconds", "1.5.5s", "abc", "1d", "NaN", "Infinity"])(
-    "%j is refused by both",
-    (text) => {
-      expect(parseDuration(text)).toBeUndefined();
-      expect(() => parseTime("timeout", text)).toThrow(/timeout must be a number of ms or a duration/);
-      expect(() => duration("timeout", text)).toThrow(/--timeout must be a duration/);
-    },
-  );
+  it.each(["", "s", "2 seconds", "1.5.5s", "abc", "1d", "NaN"])("%j is refused by both", (text) => {
+    expect(parseDuration(text)).toBeUndefined();
+    expect(() => parseTime("timeout", text)).toThrow(/timeout must be a number of ms or a duration/);
+    expect(() => duration("timeout", text)).toThrow(/--timeout must be a duration/);
+  });
+
+  it('"Infinity" is no duration, but stands for one in JSON, where there is no Infinity (an uncapped max)', () => {
+    expect(parseDuration("Infinity")).toBeUndefined();
+    expect(parseTime("max", "Infinity")).toBe(Number.POSITIVE_INFINITY);
+    expect(() => duration("timeout", "Infinity")).toThrow(/--timeout must be a duration/);
+  });
 
   it("any number of ms written with any unit reads back as that many ms", () => {
     fc.assert(
