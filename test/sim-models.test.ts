@@ -109,6 +109,44 @@ describe("seed 002's server", () => {
     expect(recorder.work).toBe(40);
   });
 
+  it("lets go of the requests whose clients timed out, and still serves and counts them", () => {
+    const sim = new Simulation(1);
+    const recorder = new Recorder(600_000);
+    // Far over the limit: nothing is answered before every client's 200 ms timeout.
+    const server = new LatencyServer(sim, recorder, 200, {
+      ...seed002,
+      backlog: 10,
+      pause: { start: 0, end: 300 },
+    });
+    const client = new Pipeline([new SimulatedTimeoutStep(200)]);
+    const ends: string[] = [];
+    const send = (n: number) => {
+      for (let i = 0; i < n; i++) {
+        runOnSimulation(
+          client,
+          () => server.request(),
+          sim,
+          () => ends.push("ok"),
+          () => ends.push("timed out"),
+        );
+      }
+    };
+    // 5 wait in the listen queue and are given up on there; 1,000 more arrive after it resumes, 100 in
+    // each of ten milliseconds, so on ten schedules of checks.
+    sim.at(50, () => send(5));
+    for (let ms = 0; ms < 10; ms++) sim.at(350 + ms, () => send(100));
+    sim.at(360, () => expect(server.waitedFor).toBe(1000));
+    sim.at(600, () => {
+      expect(server.concurrency).toBe(1005);
+      expect(server.waitedFor).toBe(0);
+    });
+    sim.run(600_000);
+    expect(ends).toEqual(new Array(1005).fill("timed out"));
+    expect(server.concurrency).toBe(0);
+    expect(server.waitedFor).toBe(0);
+    expect(recorder.work).toBe(1005);
+  });
+
   it("concurrency never goes negative and every accepted request is answered exactly once", () => {
     fc.assert(
       fc.property(

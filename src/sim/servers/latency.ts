@@ -31,20 +31,6 @@ export interface LatencyServerOptions {
 /** Requests whose checks fall within `tick / PHASES` of each other are checked together. */
 const PHASES = 50;
 
-/** An accepted request, waiting to be answered. */
-interface Pending {
-  readonly arrival: number;
-  readonly accepted: number;
-  readonly outcome: Outcome<string>;
-}
-
-/** Requests that share a phase of the check schedule, oldest first, and whether a check is scheduled. */
-interface PhaseQueue {
-  items: Pending[];
-  head: number;
-  scheduled: boolean;
-}
-
 /**
  * The slow-under-load server of the overload experiment: a request needs `minDelay` while concurrency c <= limit, and
  * minDelay × factor^((c − limit) / K) above it, judged from the concurrency at each check. Each request
@@ -53,7 +39,8 @@ interface PhaseQueue {
  * a request takes 100 ms. Requests whose schedules fall within tick / 50 of each other are checked
  * together (the oldest first), which keeps a run of thousands of concurrent requests cheap: at most 50
  * checks per tick, whatever the concurrency.
- * A request whose client gave up is still served and still counts.
+ * A request whose client gave up is still served and still counts, but the server lets go of its outcome
+ * at once: it keeps only when the request arrived and was accepted.
  *
  * A pause is the experiment's SIGSTOP: nothing is accepted or answered. Requests that arrive meanwhile wait in
  * the listen queue (up to `backlog`; the rest are dropped) and are all accepted when the pause ends, their
@@ -62,13 +49,9 @@ interface PhaseQueue {
 export class LatencyServer extends Base {
   readonly #options: LatencyServerOptions;
   // Accepted requests by the phase of their check schedule (acceptance time modulo tick).
-  readonly #phases: PhaseQueue[] = Array.from({ length: PHASES }, () => ({
-    items: [],
-    head: 0,
-    scheduled: false,
-  }));
+  readonly #phases: PhaseQueue[] = Array.from({ length: PHASES }, () => new PhaseQueue());
   // Requests waiting in the listen queue during a pause.
-  #queued: { arrival: number; outcome: Outcome<string> }[] = [];
+  #queued: { arrival: number; outcome: ServedOutcome }[] = [];
   /** The service time computed at the last check, ms (what the reference server prints as "last delay"). */
   lastDelay = 0;
 
@@ -100,6 +83,13 @@ export class LatencyServer extends Base {
     return o.limit + (o.k * Math.log(timeout / o.minDelay)) / Math.log(o.factor);
   }
 
+  /** Requests accepted and not yet answered whose clients still wait for the answer. */
+  get waitedFor(): number {
+    let waitedFor = 0;
+    for (const queue of this.#phases) waitedFor += queue.waitedFor;
+    return waitedFor;
+  }
+
   #paused(now: number): boolean {
     const pause = this.#options.pause;
     return pause !== undefined && now >= pause.start && now < pause.end;
@@ -107,7 +97,7 @@ export class LatencyServer extends Base {
 
   request(): Outcome<string> {
     const now = this.sim.now;
-    const outcome = new Outcome<string>();
+    const outcome = new ServedOutcome();
     if (this.#paused(now)) {
       this.recorder.offer(now);
       if (this.#queued.length < this.#options.backlog) this.#queued.push({ arrival: now, outcome });
@@ -123,11 +113,11 @@ export class LatencyServer extends Base {
     return Math.max(1, Math.ceil(this.#options.minDelay / this.#options.tick));
   }
 
-  #accept(arrival: number, accepted: number, outcome: Outcome<string>): void {
+  #accept(arrival: number, accepted: number, outcome: ServedOutcome): void {
     const tick = this.#options.tick;
     const phase = accepted - Math.floor(accepted / tick) * tick;
     const queue = this.#phases[Math.min(PHASES - 1, Math.floor((phase / tick) * PHASES))] as PhaseQueue;
-    queue.items.push({ arrival, accepted, outcome });
+    queue.push(arrival, accepted, outcome);
     if (!queue.scheduled) {
       queue.scheduled = true;
       this.sim.at(accepted + this.#firstCheck() * tick, () => this.#check(queue));
@@ -151,38 +141,132 @@ export class LatencyServer extends Base {
     const now = this.sim.now;
     const tick = this.#options.tick;
     const pause = this.#options.pause;
-    let head = queue.head;
-    const items = queue.items;
-    const oldest = items[head] as Pending;
     if (pause !== undefined && this.#paused(now)) {
       // Nothing is answered while paused: the next check is the oldest's first one after the pause.
-      const checks = Math.ceil((pause.end - oldest.accepted) / tick);
-      this.sim.at(oldest.accepted + checks * tick, () => this.#check(queue));
+      const oldest = queue.oldestAccepted();
+      const checks = Math.ceil((pause.end - oldest) / tick);
+      this.sim.at(oldest + checks * tick, () => this.#check(queue));
       return;
     }
     const delay = LatencyServer.serviceTime(this.concurrency, this.#options);
     this.lastDelay = delay;
-    // Every request of the phase is checked now, after a whole number of ticks since its acceptance.
-    while (head < items.length) {
-      const item = items[head] as Pending;
-      const served = Math.round((now - item.accepted) / tick) * tick;
+    // Every request of the phase is checked now, after a whole number of ticks since its acceptance. The
+    // queue is read afresh for each request: an answer runs its client's code, which may send another.
+    while (queue.size > 0) {
+      const served = Math.round((now - queue.oldestAccepted()) / tick) * tick;
       if (served < tick || served < delay) break;
-      items[head] = undefined as unknown as Pending;
-      this.answer(item.outcome, item.arrival, undefined);
-      head += 1;
+      const arrival = queue.oldestArrival();
+      this.answer(queue.shift(), arrival, undefined);
     }
-    // Drop the answered prefix now and then, so the queue does not grow without bound.
-    if (head > 1024 && head * 2 > items.length) {
-      queue.items = items.slice(head);
-      head = 0;
-    }
-    queue.head = head;
-    if (head === queue.items.length) {
+    if (queue.size === 0) {
       queue.scheduled = false;
       return;
     }
-    const next = queue.items[head] as Pending;
-    const checks = Math.max(Math.round((now - next.accepted) / tick) + 1, this.#firstCheck());
-    this.sim.at(next.accepted + checks * tick, () => this.#check(queue));
+    const next = queue.oldestAccepted();
+    const checks = Math.max(Math.round((now - next) / tick) + 1, this.#firstCheck());
+    this.sim.at(next + checks * tick, () => this.#check(queue));
+  }
+}
+
+/** Requests a phase's ring holds at first; it doubles as needed. */
+const INITIAL = 64;
+
+/**
+ * The accepted requests of one phase of the check schedule, oldest first, and whether a check is
+ * scheduled: a ring indexed by each request's number of acceptance in the phase, with when it was
+ * accepted and when it arrived side by side in a typed array, and its outcome, emptied once its client
+ * gives up on it (see `ServedOutcome`). An overloaded server can hold millions of requests whose clients
+ * have left; each then costs 16 bytes of numbers and an empty slot, not an object for the collector to trace.
+ */
+class PhaseQueue {
+  #times = new Float64Array(2 * INITIAL);
+  #outcomes: (ServedOutcome | undefined)[] = new Array(INITIAL).fill(undefined);
+  #mask = INITIAL - 1;
+  /** The number of the oldest request not yet answered, and of the next one to be accepted. */
+  #head = 0;
+  #tail = 0;
+  /** Requests held whose clients still wait for them. */
+  waitedFor = 0;
+  scheduled = false;
+
+  get size(): number {
+    return this.#tail - this.#head;
+  }
+
+  push(arrival: number, accepted: number, outcome: ServedOutcome): void {
+    if (this.#tail - this.#head > this.#mask) this.#grow();
+    const number = this.#tail++;
+    const i = number & this.#mask;
+    this.#times[2 * i] = accepted;
+    this.#times[2 * i + 1] = arrival;
+    // A request queued during a pause may have been given up on already.
+    if (!outcome.waitedFor) return;
+    outcome.queue = this;
+    outcome.number = number;
+    this.#outcomes[i] = outcome;
+    this.waitedFor += 1;
+  }
+
+  /** When the oldest request was accepted (the queue is not empty). */
+  oldestAccepted(): number {
+    return this.#times[2 * (this.#head & this.#mask)] as number;
+  }
+
+  /** When the oldest request arrived (the queue is not empty). */
+  oldestArrival(): number {
+    return this.#times[2 * (this.#head & this.#mask) + 1] as number;
+  }
+
+  /** Removes the oldest request; gives its outcome, unless its client has given up on it. */
+  shift(): ServedOutcome | undefined {
+    const i = this.#head++ & this.#mask;
+    const outcome = this.#outcomes[i];
+    if (outcome === undefined) return undefined;
+    this.#outcomes[i] = undefined;
+    outcome.queue = undefined;
+    this.waitedFor -= 1;
+    return outcome;
+  }
+
+  /** Lets go of request `number`'s outcome: its client no longer waits for it. */
+  release(number: number): void {
+    if (number < this.#head || number >= this.#tail) return;
+    const i = number & this.#mask;
+    if (this.#outcomes[i] === undefined) return;
+    this.#outcomes[i] = undefined;
+    this.waitedFor -= 1;
+  }
+
+  /** Doubles the ring, keeping each request at its number's place in the bigger one. */
+  #grow(): void {
+    const size = 2 * (this.#mask + 1);
+    const mask = size - 1;
+    const times = new Float64Array(2 * size);
+    const outcomes: (ServedOutcome | undefined)[] = new Array(size).fill(undefined);
+    for (let number = this.#head; number < this.#tail; number++) {
+      const from = number & this.#mask;
+      const to = number & mask;
+      times[2 * to] = this.#times[2 * from] as number;
+      times[2 * to + 1] = this.#times[2 * from + 1] as number;
+      outcomes[to] = this.#outcomes[from];
+    }
+    this.#times = times;
+    this.#outcomes = outcomes;
+    this.#mask = mask;
+  }
+}
+
+/** A latency server's answer to one request: it tells the server when nobody waits for it any more. */
+class ServedOutcome extends Outcome<string> {
+  /** The phase queue holding it once accepted, while its client waits; its number of acceptance there. */
+  queue: PhaseQueue | undefined;
+  number = -1;
+  /** False once its client has given up on it. */
+  waitedFor = true;
+
+  protected override abandoned(): void {
+    this.waitedFor = false;
+    this.queue?.release(this.number);
+    this.queue = undefined;
   }
 }
