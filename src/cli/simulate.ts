@@ -46,7 +46,7 @@ Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in ke
   --batch N                  throttled-store: writes to make, at most ${SIM_LIMITS.batch} (default 20000)
   --failure-probability P,…  amplification: failure probabilities (default 0,0.1,…,1)
   --seed S                   seed of the run (default 1); the same seed gives the same numbers
-  --runs K                   average K seeds: S, S+1, …, K at most ${SIM_LIMITS.runs} (default 1; contention 100)
+  --runs K                   average K runs, on seeds S, S+1, …, S+K−1; K at most ${SIM_LIMITS.runs} (default 1; contention 100)
   --jobs N                   worker threads to share the runs among, at most ${MAX_JOBS} (default: the cores, here ${availableParallelism()});
                              the results are the same for any N
   --duration D               virtual duration (default outage 300s, amplification 60s, fleet 120s)
