@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { simulateOptions } from "../src/cli/simulate.js";
+import { SIMULATE_HELP, simulateOptions, TABLE_COLUMNS, table } from "../src/cli/simulate.js";
+import { type SimulateOptions, simulateAsync } from "../src/sim/simulate.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -200,5 +201,40 @@ describe("errors name the flags the user gave, not the library's option paths", 
     expect(() => simulateOptions(["--think", "-1"])).toThrow(
       /^--think must be a finite number of ms > 0; got -1/,
     );
+  });
+});
+
+describe("simulate --help", () => {
+  it("explains every column the table shows, in every scenario", async () => {
+    const small: SimulateOptions[] = [
+      {
+        scenario: "outage",
+        clients: [5],
+        duration: 30_000,
+        outage: { start: 5_000, length: 5_000 },
+        backlogs: [8, 16],
+      },
+      { scenario: "contention", clients: [2], runs: 1 },
+      { scenario: "amplification", clients: [5], duration: 2_000, failureProbability: [0.5] },
+      { scenario: "throttled-store", clients: [2], batch: 20, duration: 60_000 },
+      { scenario: "metastable", clients: [5], duration: 30_000 },
+      {
+        scenario: "fleet",
+        processes: 2,
+        clients: [3],
+        duration: 30_000,
+        outage: { start: 5_000, length: 5_000 },
+      },
+    ];
+    const shown = new Set<string>();
+    for (const options of small) {
+      const header = table(await simulateAsync({ ...options, strategies: undefined })).split("\n")[0] ?? "";
+      for (const column of header.split(/\s{2,}/)) shown.add(column.trim());
+    }
+    for (const column of shown) {
+      expect(TABLE_COLUMNS[column], column).toBeDefined();
+      expect(SIMULATE_HELP).toContain(`  ${column}`);
+    }
+    expect(shown.size).toBeGreaterThan(12);
   });
 });

@@ -31,6 +31,28 @@ import {
 import { checkOutDir, writingTo } from "./out-files.js";
 import { commandProgress } from "./progress.js";
 
+/** What each column of the table means, in the words `--help` prints (the report pages say more). */
+export const TABLE_COLUMNS: Readonly<Record<string, string>> = {
+  strategy: "the retry strategy (listed below)",
+  clients: "simulated clients (or workers) at the same time",
+  "p(fail)": "amplification: the chance the server fails any one request",
+  backlog: "outage: the requests the paused server's listen queue holds",
+  recovered: "outage: whether successful answers per second came back to their level before the outage",
+  recovery: "seconds from the end of the outage until they did (to 100 ms)",
+  "in flight": "seconds until the requests inside the server were back to their level before the outage",
+  "over knee": "seconds after the outage the server held more requests than it can answer within the timeout",
+  "peak conc.": "the most requests inside the server at one moment, abandoned ones included",
+  "attempts/req": "tries per request, the first included (1.00: no retries)",
+  success: "the share of requests that finally succeeded",
+  "server work": "requests the server accepted and worked on, retries included",
+  writes: "contention: writes the store handled, failed ones included (the AWS study's calls)",
+  completion: "the mean time from a request's start to its end, retries and waits included",
+  makespan: "contention: when the last client's write landed (the AWS study's time)",
+  refused: "throttled-store: writes the store refused",
+  "batch time": "throttled-store: how long the batch took",
+  "capacity use": "throttled-store: the share of the store's capacity the writes used",
+};
+
 export const SIMULATE_HELP = `robustly simulate: what each retry strategy does to a struggling server
 
 Usage: robustly simulate [options]
@@ -64,6 +86,11 @@ Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms. Names are in ke
   --quiet                    no progress bar and no list of files written on stderr (the bar shows
                              only on a terminal, for runs over a second)
   -h, --help                 this help
+
+Columns of the table:
+${Object.entries(TABLE_COLUMNS)
+  .map(([name, meaning]) => `  ${name.padEnd(14)}${meaning}`)
+  .join("\n")}
 
 Strategies:
 ${Object.entries(SCENARIOS)
