@@ -87,6 +87,8 @@ export interface Counts {
 export interface Summary extends Counts {
   /** How long the load ran, ms. */
   elapsed: number;
+  /** Requests still in progress when the load was stopped (their calls were aborted). */
+  stopped: number;
 }
 
 export interface RunningLoad {
@@ -278,10 +280,11 @@ export function startLoad(options: LoadOptions): RunningLoad {
     failed,
     stop() {
       stopping ??= (async () => {
+        const stopped = counts.inFlight;
         controller.abort(new Error("the load was stopped"));
         await Promise.all(clients);
         stoppedAt ??= performance.now();
-        return { ...counts, elapsed: stoppedAt - started };
+        return { ...counts, elapsed: stoppedAt - started, stopped };
       })();
       return stopping;
     },
@@ -457,7 +460,7 @@ export async function runLoad(
   const seconds = summary.elapsed / 1000;
   const none = { ok: 0, errors: 0, timedOut: 0, answered: 0, requests: 0, inFlight: 0 };
   out.write(
-    `total: ${summary.requests} requests in ${seconds.toFixed(1)} s; attempts: ${summary.ok} OK, ${summary.errors} errors, ${summary.timedOut} timed out; ${rateLine(none, summary, summary.elapsed)}\n`,
+    `total: ${summary.requests} requests in ${seconds.toFixed(1)} s (${summary.stopped} still in progress when it stopped); attempts: ${summary.ok} OK, ${summary.errors} errors, ${summary.timedOut} timed out; ${rateLine(none, summary, summary.elapsed)}\n`,
   );
   if (failure !== undefined) {
     errors.write(`robustly: ${failure.message}\n`);
