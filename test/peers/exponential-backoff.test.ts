@@ -123,6 +123,8 @@ describe("delayFirstAttempt", () => {
         delayFirstAttempt: true,
         signal: controller.signal,
         backoff: backoff.constant({ base: 60_000 }),
+        // No jitter: a full-jitter draw below 1/60 would have made the attempt within the first second.
+        jitter: jitter.none(),
         onGiveUp: ({ reason, attempts }) => reasons.push(reason, attempts),
       },
     ).catch((e: unknown) => e);
