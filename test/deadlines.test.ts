@@ -1,7 +1,8 @@
 import fc from "fast-check";
-import { pipeline, retry, steps, TimeoutError } from "robustly";
+import { backoff, pipeline, retry, steps, systemClock, TimeoutError } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
+import { deadlinesOf } from "../src/core/clock.js";
 import { Deadline, type DeadlineHost, DeadlineQueue } from "../src/core/deadlines.js";
 import { deferred } from "./support/drive.js";
 
@@ -156,6 +157,51 @@ describe("a per-attempt timeout on the real clock", () => {
 
     const ignoring = retry(() => new Promise<never>(() => {}), { maxRetries: 0, timeout: 5 });
     await expect(ignoring).rejects.toBeInstanceOf(TimeoutError);
+  });
+
+  it("a first attempt's signal read after its time ran out is aborted, its late rejection is heard, and no deadline stays queued", async () => {
+    const queue = deadlinesOf(systemClock) as DeadlineQueue;
+    const late = deferred<void>();
+    let lateSignal: AbortSignal | undefined;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const call = retry(
+        async (ctx) => {
+          if (ctx.attempt > 1) return "second";
+          await late.promise;
+          lateSignal = ctx.signal;
+          throw new Error("too late");
+        },
+        { maxRetries: 1, timeout: 5, backoff: backoff.none() },
+      );
+      expect(await call).toBe("second");
+      late.resolve();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(lateSignal?.aborted).toBe(true);
+      expect(lateSignal?.reason).toBeInstanceOf(TimeoutError);
+      expect(unhandled).toEqual([]);
+      expect(queue.size).toBe(0);
+      // Answered, thrown, bailed: each takes its deadline out at once.
+      await retry(async () => 1, { timeout: 1000 });
+      await retry(
+        () => {
+          throw new Error("sync");
+        },
+        { maxRetries: 0, timeout: 1000 },
+      ).catch(() => {});
+      await retry(
+        async ({ bail }) => {
+          bail(new Error("stop"));
+          return 0;
+        },
+        { timeout: 1000 },
+      ).catch(() => {});
+      expect(queue.size).toBe(0);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 
   it("many calls of one timeout, settled and hung, all end on time and are not held up by each other", async () => {

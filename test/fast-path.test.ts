@@ -13,6 +13,7 @@ import {
 } from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { COARSE_READS, callStart, coarseRefreshTimer, systemClock, unrefClock } from "../src/core/clock.js";
 
 // `retry(op, options)` makes its first attempt without building the retry loop, and builds it only when
 // that attempt fails. These tests check that the call behaves exactly as the retry step run in a pipeline
@@ -167,7 +168,7 @@ describe("the first attempt made without the retry loop", () => {
     // A frozen clock, so that elapsed times match too.
     vi.spyOn(performance, "now").mockReturnValue(1000);
     await fc.assert(
-      fc.asyncProperty(settings, async ({ plan, maxRetries, retryOnResult }) => {
+      fc.asyncProperty(settings, fc.boolean(), async ({ plan, maxRetries, retryOnResult }, timed) => {
         const run = async (explicit: boolean) => {
           const record: Record = { contexts: [], heard: [] };
           const options: RetryOptions<number> = {
@@ -177,7 +178,11 @@ describe("the first attempt made without the retry loop", () => {
             ...(retryOnResult ? { retryOnResult: (value: number) => value < 0 } : {}),
           };
           const op = operation(plan, record, true);
-          const call = explicit ? pipeline(steps.retry(options)).execute(op) : retry(op, options);
+          // With a timeout, the first attempt runs against the clock's shared deadlines.
+          const limit = timed ? [steps.timeout(60_000)] : [];
+          const call = explicit
+            ? pipeline(steps.retry(options), ...limit).execute(op)
+            : retry(op, timed ? { ...options, timeout: 60_000 } : options);
           return { ended: await ending(call), ...record };
         };
         expect(await run(false)).toEqual(await run(true));
@@ -236,5 +241,84 @@ describe("the clock", () => {
     const p = pipeline(retryPipeline({ maxRetries: 0 }), steps.timeout(10_000));
     const error = await p.execute(slowFailure).catch((thrown: unknown) => thrown);
     expect(retryReport(error)?.elapsed).toBe(500);
+  });
+});
+
+describe("the shared reading of the real clock a call without a time limit starts from", () => {
+  const realWait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("is never after the call and is taken again after COARSE_READS calls", () => {
+    for (const clock of [systemClock, unrefClock]) {
+      const readings: number[] = [];
+      for (let i = 0; i < 10 * COARSE_READS; i++) {
+        const before = performance.now();
+        const start = callStart(clock);
+        readings.push(start);
+        expect(start).toBeLessThanOrEqual(performance.now());
+        // A synchronous loop lets no timer fire: its calls share a reading taken at most COARSE_READS calls
+        // before (generous bound on how long those calls took).
+        expect(before - start).toBeLessThan(1000);
+      }
+      for (let i = 1; i < readings.length; i++) {
+        expect(readings[i] as number).toBeGreaterThanOrEqual(readings[i - 1] as number);
+      }
+      expect(new Set(readings).size).toBeGreaterThanOrEqual(10);
+      expect(new Set(readings).size).toBeLessThanOrEqual(11);
+    }
+  });
+
+  it("reads any other clock, and a replaced performance.now, at every call", async () => {
+    const clock = new VirtualClock();
+    await clock.advance(123);
+    expect(callStart(clock)).toBe(123);
+    let t = 5;
+    vi.spyOn(performance, "now").mockImplementation(() => t++);
+    expect([callStart(systemClock), callStart(systemClock), callStart(systemClock)]).toEqual([5, 6, 7]);
+  });
+
+  it("is not mixed with the readings of fake timers installed after it was taken", async () => {
+    // Shared readings of the real clock are in use...
+    for (let i = 0; i < 3; i++) await retry(async () => 1);
+    vi.useFakeTimers({
+      toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance", "Date"],
+    });
+    try {
+      // ...when a test's fake timers take over the clock: a call now starts from a reading of theirs.
+      const error = await retry(
+        async () => {
+          vi.advanceTimersByTime(500);
+          throw new Error("down");
+        },
+        { maxRetries: 0 },
+      ).catch((thrown: unknown) => thrown);
+      expect(retryReport(error)?.elapsed).toBe(500);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("counts a failed first attempt's own time in the call's elapsed time", async () => {
+    const error = await retry(
+      async () => {
+        await realWait(30);
+        throw new Error("down");
+      },
+      { maxRetries: 0 },
+    ).catch((thrown: unknown) => thrown);
+    const elapsed = retryReport(error)?.elapsed as number;
+    // A timer may fire up to a millisecond early by performance.now(); the upper bound is generous.
+    expect(elapsed).toBeGreaterThanOrEqual(29);
+    expect(elapsed).toBeLessThan(2000);
+  });
+
+  it("is refreshed by a timer that does not hold the process and stops once no call reads it", async () => {
+    // Let a refresh timer left by earlier calls find itself unused and stop.
+    await realWait(20);
+    expect(coarseRefreshTimer()).toBeUndefined();
+    expect(await retry(async () => 1, { maxRetries: 1 })).toBe(1);
+    const timer = coarseRefreshTimer();
+    expect(timer?.hasRef?.()).toBe(false);
+    await realWait(20);
+    expect(coarseRefreshTimer()).toBeUndefined();
   });
 });

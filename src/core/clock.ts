@@ -79,6 +79,121 @@ export const unrefClock: Clock = {
   setTimer: (ms, callback) => realTimer(ms, callback, true),
 };
 
+/** Calls that may share one reading of the real clock before it is read again (see `callStart`). */
+export const COARSE_READS = 32;
+
+/** How often, in ms, the shared reading is refreshed while calls keep reading it. */
+export const COARSE_MS = 1;
+
+let coarseNow = 0;
+/** Readings left before the clock is read again; 0 while no refresh timer runs. */
+let coarseLeft = 0;
+/** The refresh timer; null where timers cannot be unref'd (then every reading is precise). */
+let coarseTimer: { unref?: () => void; hasRef?: () => boolean } | null | undefined;
+let coarseUsed = false;
+/**
+ * The `performance` there was when this module loaded, and its `now`: the shared reading is taken and
+ * used only while both are still the ones (a test's spy or fake timers replace one or the other; the
+ * global is an accessor in Node.js, too slow to ask at every call, so it is asked at each refresh and when
+ * a start is used).
+ */
+const realPerformance: Performance | undefined = globalThis.performance;
+const realNow: unknown = realPerformance?.now;
+/**
+ * And the `setInterval` there was: fake timers replace it along with `performance`, and it is a plain
+ * global, cheap to compare at every call.
+ */
+const realSetInterval: unknown = globalThis.setInterval;
+
+/** Whether `performance` and its `now` are still those the shared reading comes from. */
+function sameSource(): boolean {
+  return (
+    globalThis.performance === realPerformance &&
+    realPerformance?.now === realNow &&
+    globalThis.setInterval === realSetInterval
+  );
+}
+
+function coarseTick(): void {
+  if (!coarseUsed || !sameSource()) {
+    // Nothing read it since the last tick (or the clock was replaced): stop, so that an idle program runs
+    // no timer of ours.
+    clearInterval(coarseTimer as ReturnType<typeof setInterval>);
+    coarseTimer = undefined;
+    coarseLeft = 0;
+    return;
+  }
+  coarseUsed = false;
+  coarseNow = performance.now();
+  coarseLeft = COARSE_READS;
+}
+
+function coarseRefresh(): number {
+  if (coarseTimer === null || !startWasReal) return performance.now();
+  coarseNow = performance.now();
+  coarseUsed = true;
+  if (coarseTimer === undefined) {
+    const timer = setInterval(coarseTick, COARSE_MS) as { unref?: () => void };
+    if (typeof timer.unref === "function") {
+      timer.unref();
+      coarseTimer = timer;
+    } else {
+      // A browser: its timers keep nothing alive, but a background tab slows them to a second or more,
+      // which would make the shared reading that stale. Read the clock every time there.
+      clearInterval(timer as ReturnType<typeof setInterval>);
+      coarseTimer = null;
+      return coarseNow;
+    }
+  }
+  coarseLeft = COARSE_READS;
+  return coarseNow;
+}
+
+/**
+ * When a call begins, for a call that no time limit depends on (no `maxElapsed`, no timeout): its start is
+ * read only for the elapsed time its report and `onRetry` give if an attempt fails. On the real clocks a
+ * reading of `performance.now()` (about 40 ns in Node.js 20, a third of the whole cost of a call that
+ * succeeds at once) is shared by calls made close together: it is taken again after `COARSE_READS` calls,
+ * and every `COARSE_MS` ms by a timer that does not keep the process alive and stops at the first tick
+ * that finds it unused. So a start is never later than the call, and earlier by at most about a
+ * millisecond, or by what the current turn of the event loop ran before the call (a turn that runs long
+ * without letting timers fire). Any other clock is read every time, and so is the real one once
+ * `performance`, its `now` or `setInterval` was replaced (a test's spy or fake timers); `startWasReal`
+ * tells which.
+ */
+export function callStart(clock: Clock): number {
+  if (
+    coarseLeft > 1 &&
+    (clock === systemClock || clock === unrefClock) &&
+    realPerformance?.now === realNow &&
+    setInterval === realSetInterval
+  ) {
+    coarseLeft -= 1;
+    coarseUsed = true;
+    startWasReal = true;
+    return coarseNow;
+  }
+  if (clock !== systemClock && clock !== unrefClock) return clock.now();
+  startWasReal = sameSource();
+  return coarseRefresh();
+}
+
+/** Whether the last `callStart` of a real clock read the `performance` there was when robustly loaded. */
+export let startWasReal = true;
+
+/** The refresh timer of the shared reading, while one runs (for tests: that it does not hold the process, and stops). */
+export function coarseRefreshTimer(): { hasRef?: () => boolean } | undefined {
+  return coarseTimer ?? undefined;
+}
+
+/**
+ * Whether a start `callStart(clock)` gave when `startWasReal` was `real` can be compared with
+ * `clock.now()` now: not when `performance` was replaced (or put back) meanwhile, as by fake timers.
+ */
+export function callStartFits(clock: Clock, real: boolean): boolean {
+  return (clock !== systemClock && clock !== unrefClock) || sameSource() === real;
+}
+
 /**
  * Waits `ms` on `clock`. Rejects with `signal.reason` as soon as `signal` aborts, removing its timer and
  * its listener either way.

@@ -81,14 +81,18 @@ export class DeadlineQueue {
     return n;
   }
 
-  /** Queues `deadline` to expire `ms` ms from now (`ms` >= 0 and finite); it must not be queued already. */
-  add(deadline: Deadline, ms: number): void {
+  /**
+   * Queues `deadline` to expire `ms` ms from now (`ms` >= 0 and finite); it must not be queued already.
+   * Returns the time it read as now.
+   */
+  add(deadline: Deadline, ms: number): number {
     let lane = this.#lanes.get(ms);
     if (lane === undefined) {
       lane = new Lane(ms, this);
       this.#lanes.set(ms, lane);
     }
-    deadline.at = this.#host.now() + ms;
+    const now = this.#host.now();
+    deadline.at = now + ms;
     deadline.lane = lane;
     deadline.next = undefined;
     const tail = lane.tail;
@@ -98,12 +102,12 @@ export class DeadlineQueue {
     lane.tail = deadline;
     this.#size += 1;
     if (lane.timer === undefined) this.#arm(lane, ms);
-    else if (lane.timer === FIRING) return;
     else if (lane.parked) {
       // The parked timer is set for a deadline that came before this one: it fires early, and re-arms.
       lane.parked = false;
       this.#host.unpark?.(lane.timer);
     }
+    return now;
   }
 
   /** Takes `deadline` out of the queue, if it is in it; it will not expire. */

@@ -114,13 +114,7 @@ export function runAtEdge<T>(
     scope.close();
     return Promise.reject(unwrap(error));
   }
-  if (!scope.canAbort) {
-    if (finalAtEdge && result instanceof Promise) return result;
-    if (result instanceof Promise) return result.then(undefined, atEdge);
-    if (!isThenable(result)) return Promise.resolve(result);
-    // A rejection reaches the caller through `atEdge`, a reaction to a promise it awaits.
-    return new Promise<T>((resolve, reject) => settleWith(result, resolve, reject)).then(undefined, atEdge);
-  }
+  if (!scope.canAbort) return settleAtEdge(result, finalAtEdge);
   return new Promise<T>((resolve, reject) => {
     let done = false;
     const unhook = scope.onAbort(() => {
@@ -153,6 +147,19 @@ export function runAtEdge<T>(
       },
     );
   }).then(undefined, atEdge);
+}
+
+/**
+ * The caller's promise for what a pipeline nothing can abort answered: as it is when it is a promise from a
+ * step that settles the caller's promise itself (`finalAtEdge`: a retry step outermost), otherwise through
+ * `atEdge`.
+ */
+export function settleAtEdge<T>(result: T | PromiseLike<T>, finalAtEdge: boolean): Promise<T> {
+  if (finalAtEdge && result instanceof Promise) return result;
+  if (result instanceof Promise) return result.then(undefined, atEdge);
+  if (!isThenable(result)) return Promise.resolve(result);
+  // A rejection reaches the caller through `atEdge`, a reaction to a promise it awaits.
+  return new Promise<T>((resolve, reject) => settleWith(result, resolve, reject)).then(undefined, atEdge);
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   resolveOptions,
 } from "../policy/options.js";
 import { TimeoutStep } from "../timeout/step.js";
+import { FirstPlan, runFirst } from "./first.js";
 import { RetryStep } from "./step.js";
 
 /** The short form's options, checked, with the pipeline they build. */
@@ -25,6 +26,11 @@ interface Resolution<T> {
   readonly pipeline: Pipeline;
   /** What a call runs: the pipeline, or its retry step when that is all it holds (one layer fewer). */
   readonly run: Step;
+  /**
+   * When the pipeline holds only a retry step and maybe a timeout: those two, for a call that may make its
+   * first attempt without the pipeline (see `runFirst`).
+   */
+  readonly first: FirstPlan<T> | undefined;
 }
 
 /**
@@ -39,7 +45,8 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
     resolved.timeout === Number.POSITIVE_INFINITY &&
     resolved.hedge === undefined &&
     resolved.chaos === undefined;
-  const list: Step[] = [new RetryStep(resolved.retry)];
+  const retryStep = new RetryStep(resolved.retry);
+  const list: Step[] = [retryStep];
   if (resolved.breaker !== undefined) {
     // A value retryOnResult retries is a failure to the breaker too.
     list.push(
@@ -48,7 +55,9 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
       }),
     );
   }
-  if (resolved.timeout !== Number.POSITIVE_INFINITY) list.push(new TimeoutStep({ ms: resolved.timeout }));
+  const limit =
+    resolved.timeout === Number.POSITIVE_INFINITY ? undefined : new TimeoutStep({ ms: resolved.timeout });
+  if (limit !== undefined) list.push(limit);
   if (resolved.hedge !== undefined) {
     // The hedges run on the execution's clock and signal, as every step does.
     const { clock: _clock, random: _random, ...hedging } = resolved.hedge;
@@ -59,7 +68,11 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
     list.push(new ChaosStep(injections));
   }
   const pipeline = new Pipeline(list);
-  return { options: resolved, pipeline, run: alone ? (list[0] as Step) : pipeline };
+  const first =
+    own && list.length === (limit === undefined ? 1 : 2)
+      ? new FirstPlan(retryStep, limit, resolved.clock, resolved.random)
+      : undefined;
+  return { options: resolved, pipeline, run: alone ? retryStep : pipeline, first };
 }
 
 // Calls without options share one resolution of the defaults.
@@ -187,7 +200,14 @@ export function retry<T>(
 ): Promise<T> {
   try {
     checkOperation(operation);
-    return run(resolveOnce(options), operation, signalOf(options));
+    const resolution = resolveOnce(options);
+    const signal = signalOf(options);
+    const first = resolution.first;
+    if (signal === undefined && first !== undefined) {
+      const out = runFirst(first, operation);
+      if (out !== undefined) return out;
+    }
+    return run(resolution, operation, signal);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -209,16 +229,23 @@ export function wrap<A extends unknown[], T, This = unknown>(
   checkOperation(operation);
   const resolution = build(resolveOptions(options));
   const signal = resolution.options.signal;
+  // The first attempt without the pipeline, as `retry` makes it, when the options hold no signal.
+  const first = signal === undefined ? resolution.first : undefined;
   // Called bare without arguments (the common case), a call allocates neither an argument list nor a
   // closure.
   const bare = operation as unknown as (context: AttemptContext) => T | PromiseLike<T>;
   const direct = (context: AttemptContext) => bare(context);
   return function wrapped(this: This): Promise<T> {
     // biome-ignore lint/complexity/noArguments: reading `arguments` (not a rest list) keeps the no-argument call free of allocations
-    if (arguments.length === 0 && this === undefined) return run(resolution, direct, signal);
+    if (arguments.length === 0 && this === undefined) {
+      const out = first === undefined ? undefined : runFirst(first, direct);
+      return out ?? run(resolution, direct, signal);
+    }
     // biome-ignore lint/complexity/noArguments: as above
     const args = Array.prototype.slice.call(arguments) as A;
-    return run(resolution, (context) => operation.call(this, context, ...args), signal);
+    const withArgs = (context: AttemptContext) => operation.call(this, context, ...args);
+    const out = first === undefined ? undefined : runFirst(first, withArgs);
+    return out ?? run(resolution, withArgs, signal);
   } as (this: This, ...args: A) => Promise<T>;
 }
 

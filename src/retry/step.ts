@@ -87,12 +87,32 @@ export class RetryStep<T = unknown> implements Step {
   readonly #events: Events<RetryEvents<T>>;
   /** Whether a success has someone to tell beside listeners: `onSuccess`, or a backoff's `success` hook. */
   readonly #hearsSuccess: boolean;
+  /** Whether a policy has a `maxElapsed`: a decision then depends on when the call began. */
+  readonly timeBound: boolean;
+  /** Whether a first attempt needs nothing but a context and its outcome (see `plainFirstAttempt`). */
+  readonly #plain: boolean;
 
   constructor(resolved: ResolvedRetry<T>) {
     this.resolved = resolved;
     this.maxRetries = (resolved.policies[resolved.policies.length - 1] as ResolvedPolicy).maxRetries;
     this.#events = new Events<RetryEvents<T>>(resolved.onCallbackError);
     this.#hearsSuccess = resolved.onSuccess !== undefined || resolved.successHooks.length > 0;
+    this.timeBound = resolved.policies.some((policy) => policy.maxElapsed !== Number.POSITIVE_INFINITY);
+    this.#plain =
+      !this.#hearsSuccess &&
+      resolved.budget === undefined &&
+      !resolved.delayFirstAttempt &&
+      resolved.onAttempt === undefined &&
+      resolved.retryOnResult === undefined;
+  }
+
+  /**
+   * Whether the first attempt needs nothing of this step but a context and its outcome: no budget, first
+   * delay, `onAttempt`, `retryOnResult`, success hook or listener. Then a short form may make it without
+   * a scope (see `runFirst`).
+   */
+  plainFirstAttempt(): boolean {
+    return this.#plain && !this.#events.any();
   }
 
   /** Listens to `attempt`, `retry`, `giveUp`, `success` or `error` until the handle is disposed. */

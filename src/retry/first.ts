@@ -1,0 +1,256 @@
+/**
+ * The short form's first attempt, made without building the pipeline's machinery around it. Almost every
+ * call succeeds at once, so `retry(op, { maxRetries: 3 })` (and the same with `timeout`) runs its first
+ * attempt here, in a small context of its own, at the cost of one `then` (two with a timeout). At the
+ * first failure the call goes on in the retry step's loop exactly as a pipeline runs it: what a user sees
+ * (values, errors, reports, events, the context's fields) is the same either way.
+ *
+ * Used only when nothing else needs the first attempt: no caller's signal, no budget, no first delay, no
+ * `onAttempt` or `retryOnResult`, nobody to tell of a success, and no step but a retry step and (on the
+ * real clocks, for a limit above 0) a per-attempt timeout.
+ */
+
+import { type CallSite, callSite } from "../core/call-site.js";
+import { type Clock, callStart, callStartFits, deadlinesOf, startWasReal } from "../core/clock.js";
+import type { Deadline, DeadlineQueue } from "../core/deadlines.js";
+import { PermanentError, TimeoutError, withoutStack } from "../core/errors.js";
+import type { Random } from "../core/random.js";
+import { type ExecutionContext, Scope } from "../pipeline/context.js";
+import { settleAtEdge } from "../pipeline/pipeline.js";
+import type { Next } from "../pipeline/step.js";
+import type { TimeoutStep } from "../timeout/step.js";
+import { RetryCall } from "./call.js";
+import type { RetryStep } from "./step.js";
+
+/**
+ * What a short form's first attempts share, made once with its pipeline: the retry step, the timeout step
+ * (if any) and what the retry loop runs for each later attempt.
+ */
+export class FirstPlan<T> {
+  readonly step: RetryStep<T>;
+  readonly limit: TimeoutStep | undefined;
+  /** What the retry loop runs for an attempt: the operation, through the timeout step when there is one. */
+  readonly clock: Clock;
+  readonly random: Random;
+  /** The shared deadline queue of the clock, when there is a timeout and the clock has one. */
+  readonly queue: DeadlineQueue | undefined;
+
+  constructor(step: RetryStep<T>, limit: TimeoutStep | undefined, clock: Clock, random: Random) {
+    this.step = step;
+    this.limit = limit;
+    this.clock = clock;
+    this.random = random;
+    this.queue = limit === undefined ? undefined : deadlinesOf(clock);
+  }
+
+  /** What the retry loop runs for each attempt after the first. */
+  loop(operation: Next<T>): Next<T> {
+    const limit = this.limit;
+    return limit === undefined ? operation : (scope) => limit.execute(operation, scope);
+  }
+}
+
+/**
+ * The context of a first attempt made here: the fields a pipeline's would have (attempt 1, no retries,
+ * the policy's `maxRetries` left), a signal made only when read, and `bail`.
+ */
+class FirstAttempt<T> implements ExecutionContext {
+  readonly plan: FirstPlan<T>;
+  readonly operation: Next<T>;
+  /** When the call began. */
+  start = 0;
+  /**
+   * Whether the start is a reading of the `performance` there was when robustly loaded (see `callStart`);
+   * undefined when it was read from the clock directly, always comparable with its later readings.
+   */
+  real: boolean | undefined = undefined;
+  /** What `bail` left, for the loop to end the call with. */
+  bailed: PermanentError | undefined = undefined;
+  /** What few calls need (a signal, `bail`), made when first asked for. */
+  extras: { controller?: AbortController; bail?: (error?: unknown) => void } | undefined = undefined;
+
+  constructor(plan: FirstPlan<T>, operation: Next<T>) {
+    this.plan = plan;
+    this.operation = operation;
+  }
+
+  get attempt(): number {
+    return 1;
+  }
+  get retries(): number {
+    return 0;
+  }
+  get elapsed(): number {
+    return 0;
+  }
+  get hedge(): number {
+    return 1;
+  }
+  get retriesLeft(): number {
+    return this.plan.step.maxRetries;
+  }
+  get timeout(): number {
+    return Number.POSITIVE_INFINITY;
+  }
+  get clock(): Clock {
+    return this.plan.clock;
+  }
+  get random(): Random {
+    return this.plan.random;
+  }
+
+  get signal(): AbortSignal {
+    this.extras ??= {};
+    const extras = this.extras;
+    extras.controller ??= new AbortController();
+    return extras.controller.signal;
+  }
+
+  get bail(): (error?: unknown) => void {
+    this.extras ??= {};
+    const extras = this.extras;
+    extras.bail ??= (error?: unknown) => {
+      this.bailed ??= error instanceof PermanentError ? error : new PermanentError(error);
+    };
+    return extras.bail;
+  }
+
+  /** Goes on in the retry step's loop from this attempt, which failed with `error` (or bailed). */
+  resume(error: unknown, site: CallSite | undefined): PromiseLike<T> {
+    const plan = this.plan;
+    const clock = plan.clock;
+    // A shared reading of a clock replaced since (fake timers) cannot be compared with it: from now, then.
+    const real = this.real;
+    const start = real === undefined || callStartFits(clock, real) ? this.start : clock.now();
+    const call = new RetryCall(plan.step, plan.loop(this.operation), new Scope(clock, plan.random), start);
+    call.resume(this.bailed ?? error, site);
+    return call.out;
+  }
+}
+
+/** A first attempt with a time limit: also its deadline in the clock's shared queue. */
+class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
+  at = 0;
+  prev: Deadline | undefined = undefined;
+  next: Deadline | undefined = undefined;
+  lane: Deadline["lane"] = undefined;
+  /** The attempt has answered or run out of time. */
+  done = false;
+  /** Settle the promise the call waits on for this attempt. */
+  resolve: ((value: T) => void) | undefined = undefined;
+  reject: ((error: unknown) => void) | undefined = undefined;
+  #reason: unknown = undefined;
+
+  override get timeout(): number {
+    return (this.plan.limit as TimeoutStep).ms;
+  }
+
+  override get signal(): AbortSignal {
+    this.extras ??= {};
+    const extras = this.extras;
+    if (extras.controller === undefined) {
+      extras.controller = new AbortController();
+      if (this.#reason !== undefined) extras.controller.abort(this.#reason);
+    }
+    return extras.controller.signal;
+  }
+
+  /** The operation answered in time. */
+  answered(value: T): void {
+    if (this.done) return;
+    this.done = true;
+    this.plan.queue?.remove(this);
+    (this.resolve as (value: T) => void)(value);
+  }
+
+  /** The operation failed in time. */
+  failed(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.plan.queue?.remove(this);
+    (this.reject as (error: unknown) => void)(error);
+  }
+
+  /** Its time ran out: the signal aborts and the attempt fails with a `TimeoutError`. */
+  expire(): void {
+    if (this.done) return;
+    this.done = true;
+    const limit = this.plan.limit as TimeoutStep;
+    // Made in a timer callback, where a stack says nothing about the caller: none is captured.
+    const error = withoutStack(() => new TimeoutError(limit.ms));
+    this.#reason = error;
+    this.extras?.controller?.abort(error);
+    limit.timedOut(1);
+    (this.reject as (error: unknown) => void)(error);
+  }
+}
+
+/**
+ * Runs the first attempt of a short form; undefined when this call cannot run here (the caller then runs
+ * it through its pipeline).
+ */
+export function runFirst<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> | undefined {
+  const step = plan.step;
+  if (!step.plainFirstAttempt()) return undefined;
+  const limit = plan.limit;
+  if (limit === undefined) return untimed(plan, operation);
+  const queue = plan.queue;
+  const ms = limit.ms;
+  if (queue === undefined || !(ms > 0) || limit.cooperative || limit.abortOnReturn) return undefined;
+  const context = new TimedFirstAttempt<T>(plan, operation);
+  // The deadline's reading of the clock is the call's start.
+  context.start = queue.add(context, ms);
+  let result: T | PromiseLike<T>;
+  try {
+    result = operation(context);
+  } catch (error) {
+    context.done = true;
+    queue.remove(context);
+    return settleAtEdge(context.resume(error, callSite(runFirst)), true);
+  }
+  const answer = result instanceof Promise ? result : Promise.resolve(result);
+  capturing = context as TimedFirstAttempt<unknown>;
+  const attempt = new Promise<T>(capture as (resolve: (v: T) => void, reject: (e: unknown) => void) => void);
+  capturing = undefined;
+  // Observed even when the time ran out first, so that a late rejection is never unhandled.
+  answer.then(
+    (value: T) => context.answered(value),
+    (error: unknown) => context.failed(error),
+  );
+  return settled(context, attempt);
+}
+
+let capturing: TimedFirstAttempt<unknown> | undefined;
+function capture(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  const context = capturing as TimedFirstAttempt<unknown>;
+  context.resolve = resolve;
+  context.reject = reject;
+}
+
+function untimed<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> {
+  const context = new FirstAttempt<T>(plan, operation);
+  // No limit depends on the start when no policy has a `maxElapsed`: a shared reading does.
+  if (plan.step.timeBound) context.start = plan.clock.now();
+  else {
+    context.start = callStart(plan.clock);
+    context.real = startWasReal;
+  }
+  let result: T | PromiseLike<T>;
+  try {
+    result = operation(context);
+  } catch (error) {
+    return settleAtEdge(context.resume(error, callSite(untimed)), true);
+  }
+  // A value, or a thenable of another kind, as a promise.
+  return settled(context, result instanceof Promise ? result : Promise.resolve(result));
+}
+
+/**
+ * The caller's promise: the first attempt's value, or, once it failed (or bailed), the retry loop's
+ * outcome. The failure is heard in a reaction to a promise the caller awaits, where the caller's frames
+ * can be captured for the error the call may end with.
+ */
+function settled<T>(context: FirstAttempt<T>, answer: Promise<T>): Promise<T> {
+  const resume = (error: unknown): PromiseLike<T> => context.resume(error, callSite(resume));
+  return answer.then((value) => (context.bailed === undefined ? value : resume(undefined)), resume);
+}
