@@ -79,7 +79,7 @@ export const unrefClock: Clock = {
   setTimer: (ms, callback) => realTimer(ms, callback, true),
 };
 
-/** Calls that may share one reading of the real clock before it is read again (see `callStart`). */
+/** Calls that may share one reading of the real clock before it is read again (see `sharedStart`). */
 export const COARSE_READS = 32;
 
 /** How often, in ms, the shared reading is refreshed while calls keep reading it. */
@@ -150,35 +150,33 @@ function coarseRefresh(): number {
 }
 
 /**
- * When a call begins, for a call that no time limit depends on (no `maxElapsed`, no timeout): its start is
- * read only for the elapsed time its report and `onRetry` give if an attempt fails. On the real clocks a
- * reading of `performance.now()` (about 40 ns in Node.js 20, a third of the whole cost of a call that
- * succeeds at once) is shared by calls made close together: it is taken again after `COARSE_READS` calls,
- * and every `COARSE_MS` ms by a timer that does not keep the process alive and stops at the first tick
- * that finds it unused. So a start is never later than the call, and earlier by at most about a
+ * When a call begins, on a real clock, for a call that no time limit depends on (no `maxElapsed`, no
+ * timeout): its start is read only for the elapsed time its report and `onRetry` give if an attempt
+ * fails. A reading of `performance.now()` (about 40 ns in Node.js 20, a third of the whole cost of a call
+ * that succeeds at once) is shared by calls made close together: it is taken again after `COARSE_READS`
+ * calls, and every `COARSE_MS` ms by a timer that does not keep the process alive and stops at the first
+ * tick that finds it unused. So a start is never later than the call, and earlier by at most about a
  * millisecond, or by what the current turn of the event loop ran before the call (a turn that runs long
- * without letting timers fire). Any other clock is read every time, and so is the real one once
- * `performance`, its `now` or `setInterval` was replaced (a test's spy or fake timers); `startWasReal`
- * tells which.
+ * without letting timers fire). Once `performance`, its `now` or `setInterval` was replaced (a test's spy
+ * or fake timers), the clock is read at every call; `startWasReal` tells which.
  */
-export function callStart(clock: Clock): number {
-  if (
-    coarseLeft > 1 &&
-    (clock === systemClock || clock === unrefClock) &&
-    realPerformance?.now === realNow &&
-    setInterval === realSetInterval
-  ) {
+export function sharedStart(): number {
+  if (coarseLeft > 1 && realPerformance?.now === realNow && setInterval === realSetInterval) {
     coarseLeft -= 1;
     coarseUsed = true;
     startWasReal = true;
     return coarseNow;
   }
-  if (clock !== systemClock && clock !== unrefClock) return clock.now();
   startWasReal = sameSource();
   return coarseRefresh();
 }
 
-/** Whether the last `callStart` of a real clock read the `performance` there was when robustly loaded. */
+/** `sharedStart` on the real clocks; a reading of `clock` on any other. */
+export function callStart(clock: Clock): number {
+  return clock === systemClock || clock === unrefClock ? sharedStart() : clock.now();
+}
+
+/** Whether the last `sharedStart` read the `performance` there was when robustly loaded. */
 export let startWasReal = true;
 
 /** The refresh timer of the shared reading, while one runs (for tests: that it does not hold the process, and stops). */
@@ -187,11 +185,11 @@ export function coarseRefreshTimer(): { hasRef?: () => boolean } | undefined {
 }
 
 /**
- * Whether a start `callStart(clock)` gave when `startWasReal` was `real` can be compared with
- * `clock.now()` now: not when `performance` was replaced (or put back) meanwhile, as by fake timers.
+ * Whether a start `sharedStart()` gave when `startWasReal` was `real` can be compared with the real
+ * clock's readings now: not when `performance` was replaced (or put back) meanwhile, as by fake timers.
  */
-export function callStartFits(clock: Clock, real: boolean): boolean {
-  return (clock !== systemClock && clock !== unrefClock) || sameSource() === real;
+export function sharedStartFits(real: boolean): boolean {
+  return sameSource() === real;
 }
 
 /**

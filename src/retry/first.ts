@@ -11,7 +11,15 @@
  */
 
 import { type CallSite, callSite } from "../core/call-site.js";
-import { type Clock, callStart, callStartFits, deadlinesOf, startWasReal } from "../core/clock.js";
+import {
+  type Clock,
+  deadlinesOf,
+  sharedStart,
+  sharedStartFits,
+  startWasReal,
+  systemClock,
+  unrefClock,
+} from "../core/clock.js";
 import type { Deadline, DeadlineQueue } from "../core/deadlines.js";
 import { PermanentError, TimeoutError, withoutStack } from "../core/errors.js";
 import type { Random } from "../core/random.js";
@@ -34,6 +42,11 @@ export class FirstPlan<T> {
   readonly random: Random;
   /** The shared deadline queue of the clock, when there is a timeout and the clock has one. */
   readonly queue: DeadlineQueue | undefined;
+  /**
+   * Whether a call may start from the shared reading of the real clock: a real clock, and no limit that
+   * depends on the start (see `sharedStart`).
+   */
+  readonly sharedStart: boolean;
 
   constructor(step: RetryStep<T>, limit: TimeoutStep | undefined, clock: Clock, random: Random) {
     this.step = step;
@@ -41,6 +54,7 @@ export class FirstPlan<T> {
     this.clock = clock;
     this.random = random;
     this.queue = limit === undefined ? undefined : deadlinesOf(clock);
+    this.sharedStart = (clock === systemClock || clock === unrefClock) && !step.timeBound;
   }
 
   /** What the retry loop runs for each attempt after the first. */
@@ -60,7 +74,7 @@ class FirstAttempt<T> implements ExecutionContext {
   /** When the call began. */
   start = 0;
   /**
-   * Whether the start is a reading of the `performance` there was when robustly loaded (see `callStart`);
+   * Whether the start is a reading of the `performance` there was when robustly loaded (see `sharedStart`);
    * undefined when it was read from the clock directly, always comparable with its later readings.
    */
   real: boolean | undefined = undefined;
@@ -121,7 +135,7 @@ class FirstAttempt<T> implements ExecutionContext {
     const clock = plan.clock;
     // A shared reading of a clock replaced since (fake timers) cannot be compared with it: from now, then.
     const real = this.real;
-    const start = real === undefined || callStartFits(clock, real) ? this.start : clock.now();
+    const start = real === undefined || sharedStartFits(real) ? this.start : clock.now();
     const call = new RetryCall(plan.step, plan.loop(this.operation), new Scope(clock, plan.random), start);
     call.resume(this.bailed ?? error, site);
     return call.out;
@@ -230,11 +244,10 @@ function capture(resolve: (value: unknown) => void, reject: (error: unknown) => 
 function untimed<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> {
   const context = new FirstAttempt<T>(plan, operation);
   // No limit depends on the start when no policy has a `maxElapsed`: a shared reading does.
-  if (plan.step.timeBound) context.start = plan.clock.now();
-  else {
-    context.start = callStart(plan.clock);
+  if (plan.sharedStart) {
+    context.start = sharedStart();
     context.real = startWasReal;
-  }
+  } else context.start = plan.clock.now();
   let result: T | PromiseLike<T>;
   try {
     result = operation(context);
