@@ -204,10 +204,12 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
  * it through its pipeline).
  */
 export function runFirst<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> | undefined {
-  const step = plan.step;
-  if (!step.plainFirstAttempt()) return undefined;
-  const limit = plan.limit;
-  if (limit === undefined) return untimed(plan, operation);
+  if (!plan.step.plainFirstAttempt()) return undefined;
+  return plan.limit === undefined ? untimed(plan, operation) : timed(plan, operation, plan.limit);
+}
+
+/** `runFirst` with a per-attempt timeout: on a real clock, for a limit above 0. */
+function timed<T>(plan: FirstPlan<T>, operation: Next<T>, limit: TimeoutStep): Promise<T> | undefined {
   const queue = plan.queue;
   const ms = limit.ms;
   if (queue === undefined || !(ms > 0) || limit.cooperative || limit.abortOnReturn) return undefined;
@@ -220,7 +222,7 @@ export function runFirst<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> 
   } catch (error) {
     context.done = true;
     queue.remove(context);
-    return settleAtEdge(context.resume(error, callSite(runFirst)), true);
+    return settleAtEdge(context.resume(error, callSite(timed)), true);
   }
   const answer = result instanceof Promise ? result : Promise.resolve(result);
   capturing = context as TimedFirstAttempt<unknown>;
