@@ -4,12 +4,18 @@
  * (the simulator's) is heard of synchronously too.
  */
 
+/**
+ * Whether `value` is to be waited for. An object whose `then` getter throws is one (it never throws here):
+ * waiting for it, as `settleWith` and `await` do, fails with the getter's error, so that a hostile answer is
+ * the outcome of whatever produced it instead of an exception in the code that looked at it.
+ */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === "object" || typeof value === "function") &&
-    typeof (value as PromiseLike<unknown>).then === "function"
-  );
+  if (value === null || (typeof value !== "object" && typeof value !== "function")) return false;
+  try {
+    return typeof (value as PromiseLike<unknown>).then === "function";
+  } catch {
+    return true;
+  }
 }
 
 /**
