@@ -169,7 +169,7 @@ describe("the first attempt made without the retry loop", () => {
     vi.spyOn(performance, "now").mockReturnValue(1000);
     await fc.assert(
       fc.asyncProperty(settings, fc.boolean(), async ({ plan, maxRetries, retryOnResult }, timed) => {
-        const run = async (explicit: boolean) => {
+        const run = async (how: "retry" | "pipeline" | "full pipeline") => {
           const record: Record = { contexts: [], heard: [] };
           const options: RetryOptions<number> = {
             maxRetries,
@@ -180,12 +180,20 @@ describe("the first attempt made without the retry loop", () => {
           const op = operation(plan, record, true);
           // With a timeout, the first attempt runs against the clock's shared deadlines.
           const limit = timed ? [steps.timeout(60_000)] : [];
-          const call = explicit
-            ? pipeline(steps.retry(options), ...limit).execute(op)
-            : retry(op, timed ? { ...options, timeout: 60_000 } : options);
+          const p = pipeline(steps.retry(options), ...limit);
+          // Executed without options, a pipeline of a retry step (and a timeout) makes its first attempt
+          // as `retry` does; with options (even none), through its steps: the reference.
+          const call =
+            how === "retry"
+              ? retry(op, timed ? { ...options, timeout: 60_000 } : options)
+              : how === "pipeline"
+                ? p.execute(op)
+                : p.execute(op, {});
           return { ended: await ending(call), ...record };
         };
-        expect(await run(false)).toEqual(await run(true));
+        const reference = await run("full pipeline");
+        expect(await run("retry")).toEqual(reference);
+        expect(await run("pipeline")).toEqual(reference);
       }),
       { numRuns: 100 },
     );

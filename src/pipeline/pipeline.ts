@@ -26,10 +26,20 @@ export interface ExecuteOptions {
 /** The operation a pipeline runs: it receives the execution context of its attempt. */
 export type Operation<T> = (context: ExecutionContext) => T | PromiseLike<T>;
 
+/** What runs an execution's first attempt without the steps' machinery, when it can (see `Pipeline`). */
+interface FirstAttemptRunner {
+  run<T>(operation: Next<T>): Promise<T> | undefined;
+}
+
 export class Pipeline implements Step {
   /** The steps, outermost first. */
   readonly steps: readonly Step[];
   readonly #finalAtEdge: boolean;
+  /**
+   * When the steps are a retry step and at most a timeout: what runs an execution's first attempt
+   * without the machinery of the steps, on the system clock (see the retry step's `planFirst`).
+   */
+  readonly #first: FirstAttemptRunner | undefined;
 
   constructor(steps: readonly Step[]) {
     steps.forEach((step, i) => {
@@ -44,6 +54,11 @@ export class Pipeline implements Step {
     this.steps = Object.freeze([...steps]);
     const first = this.steps[0] as (Step & { [FINAL_AT_EDGE]?: boolean }) | undefined;
     this.#finalAtEdge = first?.[FINAL_AT_EDGE] === true;
+    const planner = first as
+      | { planFirst?: (rest: readonly Step[]) => FirstAttemptRunner | undefined }
+      | undefined;
+    this.#first =
+      typeof planner?.planFirst === "function" ? planner.planFirst(this.steps.slice(1)) : undefined;
   }
 
   /**
@@ -80,6 +95,11 @@ export class Pipeline implements Step {
   }
 
   #edge<T>(operation: Operation<T>, options: ExecuteOptions | undefined): Promise<T> {
+    const first = this.#first;
+    if (options === undefined && first !== undefined && typeof operation === "function") {
+      const out = first.run(operation as Next<T>);
+      if (out !== undefined) return out;
+    }
     let scope: Scope;
     try {
       if (typeof operation !== "function") throw new OptionError("operation", operation, "a function");

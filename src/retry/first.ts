@@ -57,6 +57,11 @@ export class FirstPlan<T> {
     this.sharedStart = (clock === systemClock || clock === unrefClock) && !step.timeBound;
   }
 
+  /** Runs a call's first attempt here; undefined when it cannot (see `runFirst`). */
+  run(operation: Next<T>): Promise<T> | undefined {
+    return runFirst(this, operation);
+  }
+
   /** What the retry loop runs for each attempt after the first. */
   loop(operation: Next<T>): Next<T> {
     const limit = this.limit;

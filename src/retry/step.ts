@@ -4,9 +4,10 @@
  */
 import type { Backoff } from "../backoff/types.js";
 import { callSite } from "../core/call-site.js";
-import type { Clock } from "../core/clock.js";
+import { type Clock, systemClock } from "../core/clock.js";
 import { type Disposable, Events, safeCall } from "../core/events.js";
 import { isThenable } from "../core/invoke.js";
+import { systemRandom } from "../core/random.js";
 import type { GiveUpReason } from "../core/report.js";
 import { type ExecutionContext, Scope, toRootScope } from "../pipeline/context.js";
 import { FINAL_AT_EDGE, type Next, type Step } from "../pipeline/step.js";
@@ -17,7 +18,9 @@ import {
   type RetryStepOptions,
   resolveRetry,
 } from "../policy/options.js";
+import { TimeoutStep } from "../timeout/step.js";
 import { RetryCall } from "./call.js";
+import { FirstPlan } from "./first.js";
 
 /** What the `giveUp` event and `onGiveUp` receive when a retry step stops retrying. */
 export interface GiveUpEvent {
@@ -113,6 +116,17 @@ export class RetryStep<T = unknown> implements Step {
    */
   plainFirstAttempt(): boolean {
     return this.#plain && !this.#events.any();
+  }
+
+  /**
+   * For a pipeline whose steps are this one and `rest` (nothing, or one timeout step): what lets an
+   * execution on the system clock make its first attempt without the pipeline's machinery, as `retry`
+   * does. Undefined for any other pipeline.
+   */
+  planFirst(rest: readonly Step[]): FirstPlan<T> | undefined {
+    const limit = rest[0];
+    if (rest.length > 1 || (limit !== undefined && !(limit instanceof TimeoutStep))) return undefined;
+    return new FirstPlan(this, limit, systemClock, systemRandom);
   }
 
   /** Listens to `attempt`, `retry`, `giveUp`, `success` or `error` until the handle is disposed. */
