@@ -9,11 +9,13 @@ import {
   retry,
   retryPipeline,
   retryReport,
+  type Step,
   steps,
 } from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { COARSE_READS, callStart, coarseRefreshTimer, systemClock, unrefClock } from "../src/core/clock.js";
+import { deferred } from "./support/drive.js";
 
 // `retry(op, options)` makes its first attempt without building the retry loop, and builds it only when
 // that attempt fails. These tests check that the call behaves exactly as the retry step run in a pipeline
@@ -291,17 +293,52 @@ describe("the shared reading of the real clock a call without a time limit start
       toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance", "Date"],
     });
     try {
-      // ...when a test's fake timers take over the clock: a call now starts from a reading of theirs.
-      const error = await retry(
-        async () => {
-          vi.advanceTimersByTime(500);
-          throw new Error("down");
-        },
-        { maxRetries: 0 },
-      ).catch((thrown: unknown) => thrown);
-      expect(retryReport(error)?.elapsed).toBe(500);
+      // ...when a test's fake timers take over the clock: a call now starts from a reading of theirs, made
+      // by `retry` or by a pipeline's retry step with a step of the caller's inside.
+      const slowFailure = async () => {
+        vi.advanceTimersByTime(500);
+        throw new Error("down");
+      };
+      const passOn: Step = { execute: (next, context) => next(context) };
+      for (const call of [
+        () => retry(slowFailure, { maxRetries: 0 }),
+        () => pipeline(steps.retry({ maxRetries: 0 }), passOn).execute(slowFailure),
+      ]) {
+        const error = await call().catch((thrown: unknown) => thrown);
+        expect(retryReport(error)?.elapsed).toBe(500);
+      }
     } finally {
       vi.useRealTimers();
+    }
+  });
+
+  it("is not compared with the readings of fake timers installed while the call ran", async () => {
+    const passOn: Step = { execute: (next, context) => next(context) };
+    for (const call of [
+      (op: () => Promise<never>) => retry(op, { maxRetries: 0 }),
+      (op: () => Promise<never>) => pipeline(steps.retry({ maxRetries: 0 }), passOn).execute(op),
+    ]) {
+      // Shared readings of the real clock are in use when the call starts...
+      for (let i = 0; i < 3; i++) await retry(async () => 1);
+      const gate = deferred<void>();
+      const pending = call(async () => {
+        await gate.promise;
+        vi.advanceTimersByTime(500);
+        throw new Error("down");
+      }).catch((thrown: unknown) => thrown);
+      // ...and fake timers, on a clock of their own, take over before its attempt fails.
+      vi.useFakeTimers({
+        toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance", "Date"],
+      });
+      try {
+        gate.resolve();
+        const elapsed = retryReport(await pending)?.elapsed;
+        // The time before they came is unknown on their clock: counted from the failure, never a difference
+        // of two clocks.
+        expect(elapsed).toBe(0);
+      } finally {
+        vi.useRealTimers();
+      }
     }
   });
 

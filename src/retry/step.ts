@@ -4,7 +4,14 @@
  */
 import type { Backoff } from "../backoff/types.js";
 import { callSite } from "../core/call-site.js";
-import { type Clock, systemClock } from "../core/clock.js";
+import {
+  type Clock,
+  sharedStart,
+  sharedStartFits,
+  startWasReal,
+  systemClock,
+  unrefClock,
+} from "../core/clock.js";
 import { type Disposable, Events, safeCall } from "../core/events.js";
 import { isThenable } from "../core/invoke.js";
 import { systemRandom } from "../core/random.js";
@@ -154,13 +161,16 @@ export class RetryStep<T = unknown> implements Step {
     }
     const clock = scope.clock;
     const listened = this.#events.any();
-    // When the call began: read even when nothing seems to need it, so that the elapsed time in a
-    // report always includes the first attempt (a first attempt that hangs for minutes must show).
-    const start = clock.now();
+    // When the call began, so that the elapsed time in a report always includes the first attempt (a first
+    // attempt that hangs for minutes must show): on a real clock, when no limit or success statistics
+    // depend on it, the reading shared by calls made close together (see `sharedStart`).
+    const shared = !this.timeBound && !this.#hearsSuccess && (clock === systemClock || clock === unrefClock);
+    const start = shared ? sharedStart() : clock.now();
+    const real = startWasReal;
     // Nothing can abort this call and no budget counts it: the first attempt runs here, in the scope it was
     // given, so that a call that succeeds at once (almost every call) costs one `then` on its promise.
     const resume = (error: unknown): PromiseLike<R> => {
-      const call = new RetryCall(step, next, scope, start);
+      const call = new RetryCall(step, next, scope, startFit(shared, real, start, clock));
       // The first failure: called synchronously by the caller, or in a reaction to the operation's
       // promise whose own promise the caller awaits. Either way the caller's frames are on this stack.
       call.resume(scope.takeBail() ?? error, callSite(resume));
@@ -179,7 +189,7 @@ export class RetryStep<T = unknown> implements Step {
         }
         if (verdict) {
           // A value to retry, or a verdict to wait for: through the loop.
-          const call = new RetryCall(step, next, scope, start);
+          const call = new RetryCall(step, next, scope, startFit(shared, real, start, clock));
           call.resumeJudging(value, verdict);
           return call.out;
         }
@@ -200,7 +210,7 @@ export class RetryStep<T = unknown> implements Step {
     if (!isThenable(result)) return settle(result);
     // A thenable of another kind (one that settles synchronously, say): through the loop, which does not
     // wait for a microtask.
-    const call = new RetryCall(step, next, scope, start);
+    const call = new RetryCall(step, next, scope, startFit(shared, real, start, clock));
     call.adopt(scope, result);
     return call.out;
   }
@@ -280,6 +290,14 @@ export class RetryStep<T = unknown> implements Step {
     if (onGiveUp !== undefined) safeCall(this.resolved.onCallbackError, "onGiveUp", () => onGiveUp(event));
     this.#events.emit("giveUp", event);
   }
+}
+
+/**
+ * The start a call's loop goes on from: `start`, or now when it is a shared reading (`shared`) of a clock
+ * replaced since (fake timers), which cannot be compared with the clock's readings now.
+ */
+function startFit(shared: boolean, real: boolean, start: number, clock: Clock): number {
+  return !shared || sharedStartFits(real) ? start : clock.now();
 }
 
 /**
