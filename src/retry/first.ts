@@ -1,13 +1,14 @@
 /**
- * The short form's first attempt, made without building the pipeline's machinery around it. Almost every
- * call succeeds at once, so `retry(op, { maxRetries: 3 })` (and the same with `timeout`) runs its first
- * attempt here, in a small context of its own, at the cost of one `then` (two with a timeout). At the
- * first failure the call goes on in the retry step's loop exactly as a pipeline runs it: what a user sees
- * (values, errors, reports, events, the context's fields) is the same either way.
+ * A first attempt made without the pipeline's machinery around it. Almost every call succeeds at once, so
+ * `retry(op, { maxRetries: 3 })` (and the same with `timeout`, and a pipeline of those steps executed
+ * without options) runs its first attempt here, in a small context of its own, at the cost of one `then`
+ * (three with a timeout). At the first failure the call goes on in the retry step's loop exactly as the
+ * pipeline runs it: what a user sees (values, errors, reports, events, the context's fields) is the same
+ * either way.
  *
  * Used only when nothing else needs the first attempt: no caller's signal, no budget, no first delay, no
- * `onAttempt` or `retryOnResult`, nobody to tell of a success, and no step but a retry step and (on the
- * real clocks, for a limit above 0) a per-attempt timeout.
+ * `onAttempt` or `retryOnResult`, nobody to tell of a success or listening to the retry step, and no step
+ * but a retry step and (on the real clocks, for a limit above 0) a per-attempt timeout.
  */
 
 import { type CallSite, callSite } from "../core/call-site.js";
@@ -31,13 +32,12 @@ import { RetryCall } from "./call.js";
 import type { RetryStep } from "./step.js";
 
 /**
- * What a short form's first attempts share, made once with its pipeline: the retry step, the timeout step
- * (if any) and what the retry loop runs for each later attempt.
+ * What the first attempts of one short form (or pipeline) share, made once with it: the retry step, the
+ * timeout step if any, and the clock and randomness its calls run on.
  */
 export class FirstPlan<T> {
   readonly step: RetryStep<T>;
   readonly limit: TimeoutStep | undefined;
-  /** What the retry loop runs for an attempt: the operation, through the timeout step when there is one. */
   readonly clock: Clock;
   readonly random: Random;
   /** The shared deadline queue of the clock, when there is a timeout and the clock has one. */
@@ -62,7 +62,7 @@ export class FirstPlan<T> {
     return runFirst(this, operation);
   }
 
-  /** What the retry loop runs for each attempt after the first. */
+  /** What the retry loop runs for each attempt after the first: the operation, through the timeout step if any. */
   loop(operation: Next<T>): Next<T> {
     const limit = this.limit;
     return limit === undefined ? operation : (scope) => limit.execute(operation, scope);
