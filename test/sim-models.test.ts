@@ -253,8 +253,9 @@ describe("the other servers", () => {
 
 describe("a simulated client's per-attempt timeout", () => {
   /** Clients that call `client` in bursts against a server that slows down under load; what each call saw. */
-  function calls(client: Pipeline, seed: number): string[] {
+  function calls(client: Pipeline, seed: number, made?: (sim: Simulation) => void): string[] {
     const sim = new Simulation(seed);
+    made?.(sim);
     const server = new LatencyServer(sim, new Recorder(60_000), 300, {
       ...seed002,
       limit: 5,
@@ -294,6 +295,24 @@ describe("a simulated client's per-attempt timeout", () => {
       expect(isSimulatedTimeout(error)).toBe(true);
       expect(error).not.toBeInstanceOf(Error);
       expect(error).toEqual({ name: "SimulatedTimeout", timeout: 300 });
+    }
+  });
+
+  it("tells onTimeout of each timeout as it elapses: when, and as often as, the retry loop hears of one", () => {
+    for (const seed of [1, 2, 3]) {
+      const heard: number[] = [];
+      const told: number[] = [];
+      let sim: Simulation | undefined;
+      const simulated = new Pipeline([
+        ...retryPipeline({ ...policy, onError: (e) => isSimulatedTimeout(e) && heard.push(sim?.now ?? -1) })
+          .steps,
+        new SimulatedTimeoutStep(300, () => told.push(sim?.now ?? -1)),
+      ]);
+      calls(simulated, seed, (made) => {
+        sim = made;
+      });
+      expect(heard.length).toBeGreaterThan(0);
+      expect(told).toEqual(heard);
     }
   });
 });

@@ -29,22 +29,31 @@ export function isSimulatedTimeout(error: unknown): error is SimulatedTimeout {
   );
 }
 
-/** The per-attempt timeout of a simulated client: `ms` milliseconds on the execution's clock. */
+/**
+ * The per-attempt timeout of a simulated client: `ms` milliseconds on the execution's clock. `onTimeout`,
+ * if given, hears of each timeout as it elapses (the scenarios count them there, rather than in a retry
+ * callback that every failed attempt would call).
+ */
 export class SimulatedTimeoutStep implements Step {
   readonly ms: number;
   /** One record for every timeout of this step: it carries no state of its own. */
   readonly #timedOut: SimulatedTimeout;
+  readonly #onTimeout: (() => void) | undefined;
 
-  constructor(ms: number) {
+  constructor(ms: number, onTimeout?: () => void) {
     this.ms = ms;
     this.#timedOut = Object.freeze({ name: "SimulatedTimeout", timeout: ms });
+    this.#onTimeout = onTimeout;
   }
 
   execute<T>(next: Next<T>, context: ExecutionContext): T | PromiseLike<T> {
     const clock = context.clock;
     // On the engine's own clock an attempt is one object: its result, its timer event and its listener.
     if (clock instanceof SimulationClock)
-      return new TimedAttempt<T>(clock.simulation, this.ms, this.#timedOut).start(next, context);
+      return new TimedAttempt<T>(clock.simulation, this.ms, this.#timedOut, this.#onTimeout).start(
+        next,
+        context,
+      );
     return this.#onAnyClock(next, context);
   }
 
@@ -55,8 +64,10 @@ export class SimulatedTimeoutStep implements Step {
     let done = false;
     let result: T | PromiseLike<T> | undefined;
     // Set before the attempt starts, so that at equal times the limit runs before what it limits.
+    const onTimeout = this.#onTimeout;
     const cancel = context.clock.setTimer(this.ms, () => {
       done = true;
+      onTimeout?.();
       // The server may hold the abandoned request for long: it need not hold this attempt too.
       if (result instanceof Outcome) result.unlisten(onValue);
       out.reject(timedOut);
@@ -97,16 +108,18 @@ class TimedAttempt<T> extends Eventual<T> implements Timed, Listener<T> {
   readonly #sim: Simulation;
   readonly #ms: number;
   readonly #timedOut: SimulatedTimeout;
+  readonly #onTimeout: (() => void) | undefined;
   #done = false;
   #result: T | PromiseLike<T> | undefined;
   #slot = 0;
   #generation = 0;
 
-  constructor(sim: Simulation, ms: number, timedOut: SimulatedTimeout) {
+  constructor(sim: Simulation, ms: number, timedOut: SimulatedTimeout, onTimeout: (() => void) | undefined) {
     super();
     this.#sim = sim;
     this.#ms = ms;
     this.#timedOut = timedOut;
+    this.#onTimeout = onTimeout;
   }
 
   start(next: Next<T>, context: ExecutionContext): this {
@@ -140,6 +153,7 @@ class TimedAttempt<T> extends Eventual<T> implements Timed, Listener<T> {
     this.#result = undefined;
     // The server may hold the abandoned request for long: it need not hold this attempt too.
     if (result instanceof Outcome) result.unlisten(this);
+    this.#onTimeout?.();
     this.reject(this.#timedOut);
   }
 

@@ -12,7 +12,7 @@ import { Simulation } from "../engine.js";
 import { FINE_MS, Recorder, recovery, recoverySignals } from "../metrics.js";
 import { CapacityServer, FlakyServer, LatencyServer } from "../servers.js";
 import type { Strategy } from "../strategies.js";
-import { isSimulatedTimeout, SimulatedTimeoutStep } from "../timeout.js";
+import { SimulatedTimeoutStep } from "../timeout.js";
 import type { Resolved, Run, ServerKind, Single } from "./scenario.js";
 
 /** An exponentially distributed draw with the given mean (inverse transform). */
@@ -43,15 +43,11 @@ export function populate(sim: Simulation, recorder: Recorder, p: Population): vo
   // simulator's per-attempt timeout in the place of the library's (see `SimulatedTimeoutStep`).
   const guards = p.strategy.guards?.(sim.clock, sim.random);
   const timed = p.timeout >= 0 && p.timeout < Number.POSITIVE_INFINITY;
+  // Timeouts are counted as they elapse, by the timeout step: no retry callback runs for every failure.
+  const timeout = timed ? new SimulatedTimeoutStep(p.timeout, () => recorder.timedOut(sim.now)) : undefined;
   const pipelineOf = (policy: Strategy["policy"]) => {
-    const retrying = retryPipeline<unknown>({
-      ...policy,
-      ...guards,
-      onError: (error) => {
-        if (isSimulatedTimeout(error)) recorder.timedOut(sim.now);
-      },
-    });
-    return timed ? new Pipeline([...retrying.steps, new SimulatedTimeoutStep(p.timeout)]) : retrying;
+    const retrying = retryPipeline<unknown>({ ...policy, ...guards });
+    return timeout === undefined ? retrying : new Pipeline([...retrying.steps, timeout]);
   };
   const client = pipelineOf(p.strategy.policy);
   const afterThink = p.strategy.afterThink;
