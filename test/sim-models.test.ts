@@ -9,7 +9,15 @@ import { Recorder } from "../src/sim/metrics.js";
 import type { Outcome } from "../src/sim/outcome.js";
 import { retryBreaker } from "../src/sim/retry-breaker.js";
 import { runOnSimulation } from "../src/sim/scenarios/clients.js";
-import { CapacityServer, FlakyServer, LatencyServer, VersionedStore } from "../src/sim/servers.js";
+import {
+  CapacityServer,
+  ConflictError,
+  FlakyServer,
+  LatencyServer,
+  ServerError,
+  ThrottledError,
+  VersionedStore,
+} from "../src/sim/servers.js";
 import { isSimulatedTimeout, SimulatedTimeoutStep } from "../src/sim/timeout.js";
 
 const seed002 = { minDelay: 100, limit: 30, factor: 1.05, k: 15, tick: 50, backlog: 512 };
@@ -248,6 +256,23 @@ describe("the other servers", () => {
     );
     expect(store.version).toBe(1);
     expect(recorder.work).toBe(2);
+  });
+});
+
+describe("the simulated servers' errors", () => {
+  it("name themselves as built-in errors do: in the name, the message and the stack, not as an own key", () => {
+    for (const [ErrorClass, name] of [
+      [ConflictError, "ConflictError"],
+      [ServerError, "ServerError"],
+      [ThrottledError, "ThrottledError"],
+    ] as const) {
+      const error = new ErrorClass("what happened");
+      expect(error).toBeInstanceOf(Error);
+      expect(error.name).toBe(name);
+      expect(String(error)).toBe(`${name}: what happened`);
+      expect(error.stack?.split("\n")[0]).toBe(`${name}: what happened`);
+      expect(Object.keys(error)).toEqual([]);
+    }
   });
 });
 
