@@ -8,7 +8,7 @@ import type { Random } from "../../core/random.js";
 import { Scope } from "../../pipeline/context.js";
 import { Pipeline } from "../../pipeline/pipeline.js";
 import { retryPipeline } from "../../retry/retry.js";
-import { Simulation } from "../engine.js";
+import { Simulation, type Timed } from "../engine.js";
 import { FINE_MS, Recorder, recovery, recoverySignals } from "../metrics.js";
 import { CapacityServer, FlakyServer, LatencyServer } from "../servers.js";
 import type { Strategy } from "../strategies.js";
@@ -51,23 +51,26 @@ export function populate(sim: Simulation, recorder: Recorder, p: Population): vo
   };
   const client = pipelineOf(p.strategy.policy);
   const afterThink = p.strategy.afterThink;
-  /** Starts a request `think` ms from now. */
-  const thinkThenStart = (think: number) => sim.after(think, () => start(think));
+  /** Starts the next request of `timer`'s client `think` ms from now. */
+  const thinkThenStart = (timer: ThinkTimer, think: number) => {
+    timer.think = think;
+    sim.schedule(think, timer);
+  };
   const operation = () => {
     recorder.attempts += 1;
     return p.operation();
   };
-  const start = (think: number) => {
+  const start = (timer: ThinkTimer, think: number) => {
     const started = sim.now;
     recorder.started += 1;
     const closedLoop = !p.once && !p.openLoop;
-    if (p.openLoop) thinkThenStart(exponentialDraw(sim.random, p.think));
+    if (p.openLoop) thinkThenStart(timer, exponentialDraw(sim.random, p.think));
     const finish = (ok: boolean) => {
       if (ok) recorder.succeeded += 1;
       else recorder.failed += 1;
       recorder.completionTotal += sim.now - started;
       recorder.lastFinished = sim.now;
-      if (closedLoop) thinkThenStart(exponentialDraw(sim.random, p.think));
+      if (closedLoop) thinkThenStart(timer, exponentialDraw(sim.random, p.think));
     };
     runOnSimulation(
       afterThink === undefined ? client : pipelineOf(afterThink(think)),
@@ -78,8 +81,27 @@ export function populate(sim: Simulation, recorder: Recorder, p: Population): vo
     );
   };
   for (let i = 0; i < p.clients; i++) {
-    if (p.once) thinkThenStart(0);
-    else thinkThenStart(exponentialDraw(sim.random, p.think));
+    const timer = new ThinkTimer(start);
+    if (p.once) thinkThenStart(timer, 0);
+    else thinkThenStart(timer, exponentialDraw(sim.random, p.think));
+  }
+}
+
+/**
+ * A client's think timer, the event that starts its next request: one object per client, queued again
+ * for each request, where a closure per request would do. A client has at most one request waiting to start.
+ */
+class ThinkTimer implements Timed {
+  readonly #start: (timer: ThinkTimer, think: number) => void;
+  /** The think time the pending request waits, ms. */
+  think = 0;
+
+  constructor(start: (timer: ThinkTimer, think: number) => void) {
+    this.#start = start;
+  }
+
+  fire(): void {
+    this.#start(this, this.think);
   }
 }
 
