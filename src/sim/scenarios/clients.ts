@@ -3,7 +3,7 @@
  * pipeline on the simulation's clock), the server they call, the samples taken every second and the
  * judgement of recovery after an outage.
  */
-import { settleWith } from "../../core/invoke.js";
+import { Eventual, type OutcomeListener, settleWith } from "../../core/invoke.js";
 import type { Random } from "../../core/random.js";
 import { Scope } from "../../pipeline/context.js";
 import { Pipeline } from "../../pipeline/pipeline.js";
@@ -60,25 +60,19 @@ export function populate(sim: Simulation, recorder: Recorder, p: Population): vo
     recorder.attempts += 1;
     return p.operation();
   };
+  const closedLoop = !p.once && !p.openLoop;
+  const finish = (request: Request, ok: boolean) => {
+    if (ok) recorder.succeeded += 1;
+    else recorder.failed += 1;
+    recorder.completionTotal += sim.now - request.started;
+    recorder.lastFinished = sim.now;
+    if (closedLoop) thinkThenStart(request.timer, exponentialDraw(sim.random, p.think));
+  };
   const start = (timer: ThinkTimer, think: number) => {
-    const started = sim.now;
+    const request = new Request(sim.now, timer, finish);
     recorder.started += 1;
-    const closedLoop = !p.once && !p.openLoop;
     if (p.openLoop) thinkThenStart(timer, exponentialDraw(sim.random, p.think));
-    const finish = (ok: boolean) => {
-      if (ok) recorder.succeeded += 1;
-      else recorder.failed += 1;
-      recorder.completionTotal += sim.now - started;
-      recorder.lastFinished = sim.now;
-      if (closedLoop) thinkThenStart(timer, exponentialDraw(sim.random, p.think));
-    };
-    runOnSimulation(
-      afterThink === undefined ? client : pipelineOf(afterThink(think)),
-      operation,
-      sim,
-      () => finish(true),
-      () => finish(false),
-    );
+    runCall(afterThink === undefined ? client : pipelineOf(afterThink(think)), operation, sim, request);
   };
   for (let i = 0; i < p.clients; i++) {
     const timer = new ThinkTimer(start);
@@ -106,6 +100,30 @@ class ThinkTimer implements Timed {
 }
 
 /**
+ * One request of a simulated client: when it started and whose it is, and the listener of its call's
+ * outcome, in one object where three closures would be.
+ */
+class Request implements OutcomeListener<unknown> {
+  readonly started: number;
+  readonly timer: ThinkTimer;
+  readonly #finish: (request: Request, ok: boolean) => void;
+
+  constructor(started: number, timer: ThinkTimer, finish: (request: Request, ok: boolean) => void) {
+    this.started = started;
+    this.timer = timer;
+    this.#finish = finish;
+  }
+
+  heard(): void {
+    this.#finish(this, true);
+  }
+
+  failed(): void {
+    this.#finish(this, false);
+  }
+}
+
+/**
  * Runs one call of `client` on the simulation's clock and randomness. The simulated operations settle
  * synchronously, and so do the steps over them: the outcome is reported before this returns to the event
  * loop, with no microtask in between.
@@ -117,15 +135,31 @@ export function runOnSimulation(
   onValue: () => void,
   onError: () => void,
 ): void {
+  runCall(client, operation, sim, { heard: onValue, failed: onError });
+}
+
+/** `runOnSimulation`, telling `listener` of the outcome. */
+function runCall(
+  client: Pipeline,
+  operation: () => PromiseLike<unknown>,
+  sim: Simulation,
+  listener: OutcomeListener<unknown>,
+): void {
   const scope = new Scope(sim.clock, sim.random);
   let result: unknown;
   try {
     result = client.execute(operation, scope);
-  } catch {
-    onError();
+  } catch (error) {
+    listener.failed(error);
     return;
   }
-  settleWith(result, onValue, onError);
+  if (result instanceof Eventual) result.listenBy(listener);
+  else
+    settleWith(
+      result,
+      (value) => listener.heard(value),
+      (error) => listener.failed(error),
+    );
 }
 
 /** Samples the server's concurrency every 100 ms (`FINE_MS`); the last sample of a second is that second's. */
