@@ -152,7 +152,8 @@ if (!quick) {
   const one = (strategy: string, n: number) => {
     const cpu = process.cpuUsage();
     const start = performance.now();
-    const run = simulate({ scenario: "contention", clients: [n], strategies: [strategy] }).runs[0];
+    // One run (one seed) per point: the scenario's default averages 100.
+    const run = simulate({ scenario: "contention", clients: [n], strategies: [strategy], runs: 1 }).runs[0];
     if (run === undefined) throw new Error("no run");
     return { ms: performance.now() - start, cpu: cpuMs(cpu), events: run.events, writes: run.work };
   };

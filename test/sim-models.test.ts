@@ -9,7 +9,15 @@ import { Recorder } from "../src/sim/metrics.js";
 import type { Outcome } from "../src/sim/outcome.js";
 import { retryBreaker } from "../src/sim/retry-breaker.js";
 import { runOnSimulation } from "../src/sim/scenarios/clients.js";
-import { CapacityServer, FlakyServer, LatencyServer, VersionedStore } from "../src/sim/servers.js";
+import {
+  CapacityServer,
+  ConflictError,
+  FlakyServer,
+  LatencyServer,
+  ServerError,
+  ThrottledError,
+  VersionedStore,
+} from "../src/sim/servers.js";
 import { isSimulatedTimeout, SimulatedTimeoutStep } from "../src/sim/timeout.js";
 
 const seed002 = { minDelay: 100, limit: 30, factor: 1.05, k: 15, tick: 50, backlog: 512 };
@@ -251,10 +259,28 @@ describe("the other servers", () => {
   });
 });
 
+describe("the simulated servers' errors", () => {
+  it("name themselves as built-in errors do: in the name, the message and the stack, not as an own key", () => {
+    for (const [ErrorClass, name] of [
+      [ConflictError, "ConflictError"],
+      [ServerError, "ServerError"],
+      [ThrottledError, "ThrottledError"],
+    ] as const) {
+      const error = new ErrorClass("what happened");
+      expect(error).toBeInstanceOf(Error);
+      expect(error.name).toBe(name);
+      expect(String(error)).toBe(`${name}: what happened`);
+      expect(error.stack?.split("\n")[0]).toBe(`${name}: what happened`);
+      expect(Object.keys(error)).toEqual([]);
+    }
+  });
+});
+
 describe("a simulated client's per-attempt timeout", () => {
   /** Clients that call `client` in bursts against a server that slows down under load; what each call saw. */
-  function calls(client: Pipeline, seed: number): string[] {
+  function calls(client: Pipeline, seed: number, made?: (sim: Simulation) => void): string[] {
     const sim = new Simulation(seed);
+    made?.(sim);
     const server = new LatencyServer(sim, new Recorder(60_000), 300, {
       ...seed002,
       limit: 5,
@@ -294,6 +320,24 @@ describe("a simulated client's per-attempt timeout", () => {
       expect(isSimulatedTimeout(error)).toBe(true);
       expect(error).not.toBeInstanceOf(Error);
       expect(error).toEqual({ name: "SimulatedTimeout", timeout: 300 });
+    }
+  });
+
+  it("tells onTimeout of each timeout as it elapses: when, and as often as, the retry loop hears of one", () => {
+    for (const seed of [1, 2, 3]) {
+      const heard: number[] = [];
+      const told: number[] = [];
+      let sim: Simulation | undefined;
+      const simulated = new Pipeline([
+        ...retryPipeline({ ...policy, onError: (e) => isSimulatedTimeout(e) && heard.push(sim?.now ?? -1) })
+          .steps,
+        new SimulatedTimeoutStep(300, () => told.push(sim?.now ?? -1)),
+      ]);
+      calls(simulated, seed, (made) => {
+        sim = made;
+      });
+      expect(heard.length).toBeGreaterThan(0);
+      expect(told).toEqual(heard);
     }
   });
 });

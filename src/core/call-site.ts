@@ -22,6 +22,9 @@ const capture = (Error as { captureStackTrace?: Capture }).captureStackTrace;
  */
 export function callSite(hide: (...args: never[]) => unknown): CallSite | undefined {
   if (typeof capture !== "function") return undefined;
+  // With stack traces off (`Error.stackTraceLimit` 0, as while a simulation runs) there is no frame to
+  // capture: a capture would cost its time and add nothing to any error.
+  if ((Error as { stackTraceLimit?: number }).stackTraceLimit === 0) return undefined;
   const site: CallSite = {};
   capture(site, hide);
   return site;

@@ -18,6 +18,15 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
   }
 }
 
+/** What `Eventual.listenBy` calls when the eventual settles. */
+export interface OutcomeListener<T> {
+  heard(value: T): void;
+  failed(error: unknown): void;
+}
+
+/** Marks an eventual's first listener as an object (`listenBy`) rather than a callback. */
+const HEARD_BY = (): void => {};
+
 /**
  * A minimal thenable that settles once and calls its listeners synchronously as it settles (or at once,
  * when it has settled already). The pipeline's steps answer with it, so that a chain of steps over an
@@ -54,7 +63,12 @@ export class Eventual<T> implements PromiseLike<T> {
     this.#onError = undefined;
     this.#more = undefined;
     if (onValue === undefined) return;
-    if (state === 1) onValue(value as T);
+    if (onError === HEARD_BY) {
+      // The first listener is an object (`listenBy`), kept where `onValue` would be.
+      const listener = onValue as unknown as OutcomeListener<T>;
+      if (state === 1) listener.heard(value as T);
+      else listener.failed(value);
+    } else if (state === 1) onValue(value as T);
     else (onError as (error: unknown) => void)(value);
     if (more === undefined) return;
     for (const [next, fail] of more) {
@@ -74,6 +88,23 @@ export class Eventual<T> implements PromiseLike<T> {
       this.#more ??= [];
       this.#more.push([onValue, onError]);
     }
+  }
+
+  /**
+   * As `listen`, with an object instead of two callbacks: `heard` or `failed` is called. A caller that
+   * listens to many eventuals (an attempt each) makes one small object where two closures would do.
+   */
+  listenBy(listener: OutcomeListener<T>): void {
+    if (this.#state === 1) listener.heard(this.#value as T);
+    else if (this.#state === 2) listener.failed(this.#value);
+    else if (this.#onValue === undefined) {
+      this.#onValue = listener as unknown as (value: T) => void;
+      this.#onError = HEARD_BY;
+    } else
+      this.listen(
+        (value) => listener.heard(value),
+        (error) => listener.failed(error),
+      );
   }
 
   // biome-ignore lint/suspicious/noThenProperty: an Eventual is a thenable by design, so that `await` and promise code take it

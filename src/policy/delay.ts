@@ -47,11 +47,15 @@ export function nextDelay(policy: ResolvedPolicy, state: PolicyState, random: Ra
     // A number, or garbage from a custom strategy, which clampDelay reports.
     jittered = answer;
   }
-  jittered = clampDelay(
-    `jitter "${policy.jitter.name}" with backoff "${policy.backoff.name}"`,
-    jittered,
-    MAX_TIMER_DELAY,
-  );
+  // A delay in range is kept as it is; only one out of range, or garbage, goes to clampDelay, so that its
+  // label (which names the strategies) is built only for an error or a clamp.
+  if (!(typeof jittered === "number" && jittered > 0 && jittered <= MAX_TIMER_DELAY)) {
+    jittered = clampDelay(
+      `jitter "${policy.jitter.name}" with backoff "${policy.backoff.name}"`,
+      jittered,
+      MAX_TIMER_DELAY,
+    );
+  }
   state.previous = jittered;
   state.x = usedX + 1;
   state.granted += 1;

@@ -12,7 +12,7 @@ import { BrokenCircuitError } from "../breaker/errors.js";
 import { addCallSite, type CallSite } from "../core/call-site.js";
 import type { CancelTimer } from "../core/clock.js";
 import { PermanentError, RetryableResultError, unwrapPermanent } from "../core/errors.js";
-import { Eventual, invoke, isThenable, settleWith } from "../core/invoke.js";
+import { Eventual, invoke, isThenable, type OutcomeListener, settleWith } from "../core/invoke.js";
 import { type GiveUpReason, report } from "../core/report.js";
 import type { BudgetClaim, Scope } from "../pipeline/context.js";
 import type { Next } from "../pipeline/step.js";
@@ -167,11 +167,31 @@ export class RetryCall<T> {
     attempt.retryAttempt = true;
     this.#attempt = attempt;
     this.#claim = claim;
-    invoke(
-      () => this.#next(attempt),
-      (value) => this.#succeeded(attempt, value),
-      (error) => this.#failed(attempt, error),
-    );
+    let result: T | PromiseLike<T>;
+    try {
+      result = this.#next(attempt);
+    } catch (error) {
+      this.#failed(attempt, error);
+      return;
+    }
+    // A step's eventual is heard by one object, where two closures would (and outlive the attempt as long).
+    if (result instanceof Eventual) result.listenBy(new AttemptOutcome(this, attempt));
+    else
+      settleWith(
+        result,
+        (value) => this.#succeeded(attempt, value),
+        (error) => this.#failed(attempt, error),
+      );
+  }
+
+  /** `attempt` answered with `value` (through `AttemptOutcome`). */
+  attemptSucceeded(attempt: Scope, value: T): void {
+    this.#succeeded(attempt, value);
+  }
+
+  /** `attempt` failed with `error` (through `AttemptOutcome`). */
+  attemptFailed(attempt: Scope, error: unknown): void {
+    this.#failed(attempt, error);
   }
 
   /** Ends `attempt` if it is still the one in progress; false for a late or repeated outcome. */
@@ -396,5 +416,24 @@ export class RetryCall<T> {
     this.#cancelTimer = undefined;
     this.#unwatch?.();
     this.#unwatch = undefined;
+  }
+}
+
+/** What hears one attempt's outcome for its call. */
+class AttemptOutcome<T> implements OutcomeListener<T> {
+  readonly #call: RetryCall<T>;
+  readonly #attempt: Scope;
+
+  constructor(call: RetryCall<T>, attempt: Scope) {
+    this.#call = call;
+    this.#attempt = attempt;
+  }
+
+  heard(value: T): void {
+    this.#call.attemptSucceeded(this.#attempt, value);
+  }
+
+  failed(error: unknown): void {
+    this.#call.attemptFailed(this.#attempt, error);
   }
 }

@@ -29,22 +29,36 @@ export function isSimulatedTimeout(error: unknown): error is SimulatedTimeout {
   );
 }
 
-/** The per-attempt timeout of a simulated client: `ms` milliseconds on the execution's clock. */
+/**
+ * The per-attempt timeout of a simulated client: `ms` milliseconds on the execution's clock. `onTimeout`,
+ * if given, hears of each timeout as it elapses (the scenarios count them there, rather than in a retry
+ * callback that every failed attempt would call).
+ */
 export class SimulatedTimeoutStep implements Step {
   readonly ms: number;
   /** One record for every timeout of this step: it carries no state of its own. */
   readonly #timedOut: SimulatedTimeout;
+  readonly #onTimeout: (() => void) | undefined;
+  /** What every attempt on the last simulation's clock shares (see `Plan`). */
+  #plan: Plan | undefined;
 
-  constructor(ms: number) {
+  constructor(ms: number, onTimeout?: () => void) {
     this.ms = ms;
     this.#timedOut = Object.freeze({ name: "SimulatedTimeout", timeout: ms });
+    this.#onTimeout = onTimeout;
   }
 
   execute<T>(next: Next<T>, context: ExecutionContext): T | PromiseLike<T> {
     const clock = context.clock;
     // On the engine's own clock an attempt is one object: its result, its timer event and its listener.
-    if (clock instanceof SimulationClock)
-      return new TimedAttempt<T>(clock.simulation, this.ms, this.#timedOut).start(next, context);
+    if (clock instanceof SimulationClock) {
+      let plan = this.#plan;
+      if (plan?.sim !== clock.simulation) {
+        plan = { sim: clock.simulation, ms: this.ms, timedOut: this.#timedOut, onTimeout: this.#onTimeout };
+        this.#plan = plan;
+      }
+      return new TimedAttempt<T>(plan).start(next, context);
+    }
     return this.#onAnyClock(next, context);
   }
 
@@ -55,8 +69,10 @@ export class SimulatedTimeoutStep implements Step {
     let done = false;
     let result: T | PromiseLike<T> | undefined;
     // Set before the attempt starts, so that at equal times the limit runs before what it limits.
+    const onTimeout = this.#onTimeout;
     const cancel = context.clock.setTimer(this.ms, () => {
       done = true;
+      onTimeout?.();
       // The server may hold the abandoned request for long: it need not hold this attempt too.
       if (result instanceof Outcome) result.unlisten(onValue);
       out.reject(timedOut);
@@ -94,26 +110,24 @@ export class SimulatedTimeoutStep implements Step {
  * collector copies.
  */
 class TimedAttempt<T> extends Eventual<T> implements Timed, Listener<T> {
-  readonly #sim: Simulation;
-  readonly #ms: number;
-  readonly #timedOut: SimulatedTimeout;
-  #done = false;
+  /** What it shares with every attempt of its step: one field where four would be (each attempt's copy is copied by the collector). */
+  readonly #plan: Plan;
   #result: T | PromiseLike<T> | undefined;
+  /** Its timer's slot in the engine's queue; -1 once the attempt is done. */
   #slot = 0;
   #generation = 0;
 
-  constructor(sim: Simulation, ms: number, timedOut: SimulatedTimeout) {
+  constructor(plan: Plan) {
     super();
-    this.#sim = sim;
-    this.#ms = ms;
-    this.#timedOut = timedOut;
+    this.#plan = plan;
   }
 
   start(next: Next<T>, context: ExecutionContext): this {
     // Set before the attempt starts, so that at equal times the limit runs before what it limits.
-    const slot = this.#sim.schedule(this.#ms, this);
+    const sim = this.#plan.sim;
+    const slot = sim.schedule(this.#plan.ms, this);
     this.#slot = slot;
-    this.#generation = this.#sim.generation(slot);
+    this.#generation = sim.generation(slot);
     let result: T | PromiseLike<T>;
     try {
       result = next(context);
@@ -135,27 +149,40 @@ class TimedAttempt<T> extends Eventual<T> implements Timed, Listener<T> {
 
   /** The timeout elapsed first. */
   fire(): void {
-    this.#done = true;
+    this.#slot = -1;
     const result = this.#result;
     this.#result = undefined;
     // The server may hold the abandoned request for long: it need not hold this attempt too.
     if (result instanceof Outcome) result.unlisten(this);
-    this.reject(this.#timedOut);
+    this.#plan.onTimeout?.();
+    this.reject(this.#plan.timedOut);
   }
 
   heard(value: T): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.#result = undefined;
-    this.#sim.cancel(this.#slot, this.#generation);
+    if (!this.#end()) return;
     this.resolve(value);
   }
 
   failed(error: unknown): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.#result = undefined;
-    this.#sim.cancel(this.#slot, this.#generation);
+    if (!this.#end()) return;
     this.reject(error);
   }
+
+  /** Ends the attempt on its outcome, cancelling its timer; false if it was done already. */
+  #end(): boolean {
+    const slot = this.#slot;
+    if (slot < 0) return false;
+    this.#slot = -1;
+    this.#result = undefined;
+    this.#plan.sim.cancel(slot, this.#generation);
+    return true;
+  }
+}
+
+/** What the attempts of one timeout step on one simulation share. */
+interface Plan {
+  readonly sim: Simulation;
+  readonly ms: number;
+  readonly timedOut: SimulatedTimeout;
+  readonly onTimeout: (() => void) | undefined;
 }

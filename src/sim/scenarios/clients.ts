@@ -3,16 +3,16 @@
  * pipeline on the simulation's clock), the server they call, the samples taken every second and the
  * judgement of recovery after an outage.
  */
-import { settleWith } from "../../core/invoke.js";
+import { Eventual, type OutcomeListener, settleWith } from "../../core/invoke.js";
 import type { Random } from "../../core/random.js";
 import { Scope } from "../../pipeline/context.js";
 import { Pipeline } from "../../pipeline/pipeline.js";
 import { retryPipeline } from "../../retry/retry.js";
-import { Simulation } from "../engine.js";
+import { Simulation, type Timed } from "../engine.js";
 import { FINE_MS, Recorder, recovery, recoverySignals } from "../metrics.js";
 import { CapacityServer, FlakyServer, LatencyServer } from "../servers.js";
 import type { Strategy } from "../strategies.js";
-import { isSimulatedTimeout, SimulatedTimeoutStep } from "../timeout.js";
+import { SimulatedTimeoutStep } from "../timeout.js";
 import type { Resolved, Run, ServerKind, Single } from "./scenario.js";
 
 /** An exponentially distributed draw with the given mean (inverse transform). */
@@ -43,47 +43,83 @@ export function populate(sim: Simulation, recorder: Recorder, p: Population): vo
   // simulator's per-attempt timeout in the place of the library's (see `SimulatedTimeoutStep`).
   const guards = p.strategy.guards?.(sim.clock, sim.random);
   const timed = p.timeout >= 0 && p.timeout < Number.POSITIVE_INFINITY;
+  // Timeouts are counted as they elapse, by the timeout step: no retry callback runs for every failure.
+  const timeout = timed ? new SimulatedTimeoutStep(p.timeout, () => recorder.timedOut(sim.now)) : undefined;
   const pipelineOf = (policy: Strategy["policy"]) => {
-    const retrying = retryPipeline<unknown>({
-      ...policy,
-      ...guards,
-      onError: (error) => {
-        if (isSimulatedTimeout(error)) recorder.timedOut(sim.now);
-      },
-    });
-    return timed ? new Pipeline([...retrying.steps, new SimulatedTimeoutStep(p.timeout)]) : retrying;
+    const retrying = retryPipeline<unknown>({ ...policy, ...guards });
+    return timeout === undefined ? retrying : new Pipeline([...retrying.steps, timeout]);
   };
   const client = pipelineOf(p.strategy.policy);
   const afterThink = p.strategy.afterThink;
-  /** Starts a request `think` ms from now. */
-  const thinkThenStart = (think: number) => sim.after(think, () => start(think));
+  /** Starts the next request of `timer`'s client `think` ms from now. */
+  const thinkThenStart = (timer: ThinkTimer, think: number) => {
+    timer.think = think;
+    sim.schedule(think, timer);
+  };
   const operation = () => {
     recorder.attempts += 1;
     return p.operation();
   };
-  const start = (think: number) => {
-    const started = sim.now;
+  const closedLoop = !p.once && !p.openLoop;
+  const finish = (request: Request, ok: boolean) => {
+    if (ok) recorder.succeeded += 1;
+    else recorder.failed += 1;
+    recorder.completionTotal += sim.now - request.started;
+    recorder.lastFinished = sim.now;
+    if (closedLoop) thinkThenStart(request.timer, exponentialDraw(sim.random, p.think));
+  };
+  const start = (timer: ThinkTimer, think: number) => {
+    const request = new Request(sim.now, timer, finish);
     recorder.started += 1;
-    const closedLoop = !p.once && !p.openLoop;
-    if (p.openLoop) thinkThenStart(exponentialDraw(sim.random, p.think));
-    const finish = (ok: boolean) => {
-      if (ok) recorder.succeeded += 1;
-      else recorder.failed += 1;
-      recorder.completionTotal += sim.now - started;
-      recorder.lastFinished = sim.now;
-      if (closedLoop) thinkThenStart(exponentialDraw(sim.random, p.think));
-    };
-    runOnSimulation(
-      afterThink === undefined ? client : pipelineOf(afterThink(think)),
-      operation,
-      sim,
-      () => finish(true),
-      () => finish(false),
-    );
+    if (p.openLoop) thinkThenStart(timer, exponentialDraw(sim.random, p.think));
+    runCall(afterThink === undefined ? client : pipelineOf(afterThink(think)), operation, sim, request);
   };
   for (let i = 0; i < p.clients; i++) {
-    if (p.once) thinkThenStart(0);
-    else thinkThenStart(exponentialDraw(sim.random, p.think));
+    const timer = new ThinkTimer(start);
+    if (p.once) thinkThenStart(timer, 0);
+    else thinkThenStart(timer, exponentialDraw(sim.random, p.think));
+  }
+}
+
+/**
+ * A client's think timer, the event that starts its next request: one object per client, queued again
+ * for each request, where a closure per request would do. A client has at most one request waiting to start.
+ */
+class ThinkTimer implements Timed {
+  readonly #start: (timer: ThinkTimer, think: number) => void;
+  /** The think time the pending request waits, ms. */
+  think = 0;
+
+  constructor(start: (timer: ThinkTimer, think: number) => void) {
+    this.#start = start;
+  }
+
+  fire(): void {
+    this.#start(this, this.think);
+  }
+}
+
+/**
+ * One request of a simulated client: when it started and whose it is, and the listener of its call's
+ * outcome, in one object where three closures would be.
+ */
+class Request implements OutcomeListener<unknown> {
+  readonly started: number;
+  readonly timer: ThinkTimer;
+  readonly #finish: (request: Request, ok: boolean) => void;
+
+  constructor(started: number, timer: ThinkTimer, finish: (request: Request, ok: boolean) => void) {
+    this.started = started;
+    this.timer = timer;
+    this.#finish = finish;
+  }
+
+  heard(): void {
+    this.#finish(this, true);
+  }
+
+  failed(): void {
+    this.#finish(this, false);
   }
 }
 
@@ -99,15 +135,31 @@ export function runOnSimulation(
   onValue: () => void,
   onError: () => void,
 ): void {
+  runCall(client, operation, sim, { heard: onValue, failed: onError });
+}
+
+/** `runOnSimulation`, telling `listener` of the outcome. */
+function runCall(
+  client: Pipeline,
+  operation: () => PromiseLike<unknown>,
+  sim: Simulation,
+  listener: OutcomeListener<unknown>,
+): void {
   const scope = new Scope(sim.clock, sim.random);
   let result: unknown;
   try {
     result = client.execute(operation, scope);
-  } catch {
-    onError();
+  } catch (error) {
+    listener.failed(error);
     return;
   }
-  settleWith(result, onValue, onError);
+  if (result instanceof Eventual) result.listenBy(listener);
+  else
+    settleWith(
+      result,
+      (value) => listener.heard(value),
+      (error) => listener.failed(error),
+    );
 }
 
 /** Samples the server's concurrency every 100 ms (`FINE_MS`); the last sample of a second is that second's. */

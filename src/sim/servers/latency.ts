@@ -1,7 +1,7 @@
 /**
  * The latency server of the overload experiment: it slows down as its concurrency grows past a limit.
  */
-import type { Simulation } from "../engine.js";
+import type { Simulation, Timed } from "../engine.js";
 import type { Recorder } from "../metrics.js";
 import { Outcome } from "../outcome.js";
 import { Base, type Pause } from "./base.js";
@@ -49,7 +49,7 @@ const PHASES = 50;
 export class LatencyServer extends Base {
   readonly #options: LatencyServerOptions;
   // Accepted requests by the phase of their check schedule (acceptance time modulo tick).
-  readonly #phases: PhaseQueue[] = Array.from({ length: PHASES }, () => new PhaseQueue());
+  readonly #phases: PhaseQueue[];
   // Requests waiting in the listen queue during a pause.
   #queued: { arrival: number; outcome: ServedOutcome }[] = [];
   /** The service time computed at the last check, ms (what the reference server prints as "last delay"). */
@@ -58,6 +58,9 @@ export class LatencyServer extends Base {
   constructor(sim: Simulation, recorder: Recorder, timeout: number, options: LatencyServerOptions) {
     super(sim, recorder, timeout);
     this.#options = options;
+    // Each phase queue is its own check event: a check queues no closure.
+    const check = (queue: PhaseQueue) => this.#check(queue);
+    this.#phases = Array.from({ length: PHASES }, () => new PhaseQueue(check));
     const pause = options.pause;
     if (pause !== undefined) sim.at(pause.end, () => this.#resume());
   }
@@ -120,7 +123,7 @@ export class LatencyServer extends Base {
     queue.push(arrival, accepted, outcome);
     if (!queue.scheduled) {
       queue.scheduled = true;
-      this.sim.at(accepted + this.#firstCheck() * tick, () => this.#check(queue));
+      this.#checkAt(accepted + this.#firstCheck() * tick, queue);
     }
   }
 
@@ -145,7 +148,7 @@ export class LatencyServer extends Base {
       // Nothing is answered while paused: the next check is the oldest's first one after the pause.
       const oldest = queue.oldestAccepted();
       const checks = Math.ceil((pause.end - oldest) / tick);
-      this.sim.at(oldest + checks * tick, () => this.#check(queue));
+      this.#checkAt(oldest + checks * tick, queue);
       return;
     }
     const delay = LatencyServer.serviceTime(this.concurrency, this.#options);
@@ -164,7 +167,12 @@ export class LatencyServer extends Base {
     }
     const next = queue.oldestAccepted();
     const checks = Math.max(Math.round((now - next) / tick) + 1, this.#firstCheck());
-    this.sim.at(next + checks * tick, () => this.#check(queue));
+    this.#checkAt(next + checks * tick, queue);
+  }
+
+  /** Checks `queue` at time `at`, as `sim.at` would call a callback. */
+  #checkAt(at: number, queue: PhaseQueue): void {
+    this.sim.schedule(at - this.sim.now, queue);
   }
 }
 
@@ -178,7 +186,8 @@ const INITIAL = 64;
  * gives up on it (see `ServedOutcome`). An overloaded server can hold millions of requests whose clients
  * have left; each then costs 16 bytes of numbers and an empty slot, not an object for the collector to trace.
  */
-class PhaseQueue {
+class PhaseQueue implements Timed {
+  readonly #check: (queue: PhaseQueue) => void;
   #times = new Float64Array(2 * INITIAL);
   #outcomes: (ServedOutcome | undefined)[] = new Array(INITIAL).fill(undefined);
   #mask = INITIAL - 1;
@@ -188,6 +197,15 @@ class PhaseQueue {
   /** Requests held whose clients still wait for them. */
   waitedFor = 0;
   scheduled = false;
+
+  constructor(check: (queue: PhaseQueue) => void) {
+    this.#check = check;
+  }
+
+  /** Its check is due. */
+  fire(): void {
+    this.#check(this);
+  }
 
   get size(): number {
     return this.#tail - this.#head;

@@ -5,11 +5,14 @@ import { withoutStack } from "../../core/errors.js";
 import type { Simulation } from "../engine.js";
 import type { Recorder } from "../metrics.js";
 import { Outcome } from "../outcome.js";
-import type { Server } from "./base.js";
+import { nameOnPrototype, type Server } from "./base.js";
 
-/** A write the store refused: over its provisioned capacity. */
+/** A write the store refused: over its provisioned capacity. Named on its prototype, as `ConflictError`. */
 export class ThrottledError extends Error {
-  override readonly name = "ThrottledError";
+  declare readonly name: "ThrottledError";
+  static {
+    nameOnPrototype(ThrottledError, "ThrottledError");
+  }
 }
 
 export interface ThrottledStoreOptions {
