@@ -367,3 +367,54 @@ describe("the shared reading of the real clock a call without a time limit start
     expect(coarseRefreshTimer()).toBeUndefined();
   });
 });
+
+describe("a call on the real clock while fake timers take over", () => {
+  const fakeAll = () =>
+    vi.useFakeTimers({
+      toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance", "Date"],
+    });
+
+  it("with a per-attempt timeout, does not subtract the real start from a fake reading in its report", async () => {
+    for (const call of [
+      (op: () => Promise<never>) => retry(op, { maxRetries: 0, timeout: 10_000 }),
+      (op: () => Promise<never>) =>
+        pipeline(steps.retry({ maxRetries: 0 }), steps.timeout(10_000)).execute(op),
+    ]) {
+      const gate = deferred<void>();
+      const pending = call(async () => {
+        await gate.promise;
+        throw new Error("down");
+      }).catch((thrown: unknown) => thrown);
+      fakeAll();
+      try {
+        gate.resolve();
+        // Counted from the failure, as a call without a timeout counts it: never a difference of two clocks.
+        expect(retryReport(await pending)?.elapsed).toBe(0);
+      } finally {
+        vi.useRealTimers();
+      }
+    }
+  });
+
+  it("tells a success listener an elapsed time on one clock", async () => {
+    const p = pipeline(steps.retry({ maxRetries: 0 }));
+    const elapsed: number[] = [];
+    (p.steps[0] as RetryStep<number>).on("success", (event) => elapsed.push(event.elapsed));
+    // Shared readings of the real clock are in use when the call starts...
+    for (let i = 0; i < 3; i++) await retry(async () => 1);
+    const gate = deferred<void>();
+    const pending = p.execute(async () => {
+      await gate.promise;
+      return 1;
+    }, {});
+    // ...and fake timers take over before its attempt answers.
+    fakeAll();
+    try {
+      gate.resolve();
+      await pending;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(elapsed).toEqual([0]);
+  });
+});

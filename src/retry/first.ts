@@ -15,6 +15,7 @@ import { type CallSite, callSite } from "../core/call-site.js";
 import {
   type Clock,
   deadlinesOf,
+  readsRealClock,
   sharedStart,
   sharedStartFits,
   startWasReal,
@@ -80,7 +81,7 @@ class FirstAttempt<T> implements ExecutionContext {
   start = 0;
   /**
    * Whether the start is a reading of the `performance` there was when robustly loaded (see `sharedStart`);
-   * undefined when it was read from the clock directly, always comparable with its later readings.
+   * undefined when it was read from a clock that is never replaced (any but the real ones).
    */
   real: boolean | undefined = undefined;
   /** What `bail` left, for the loop to end the call with. */
@@ -219,8 +220,10 @@ function timed<T>(plan: FirstPlan<T>, operation: Next<T>, limit: TimeoutStep): P
   const ms = limit.ms;
   if (queue === undefined || !(ms > 0) || limit.cooperative || limit.abortOnReturn) return undefined;
   const context = new TimedFirstAttempt<T>(plan, operation);
-  // The deadline's reading of the clock is the call's start.
+  // The deadline's reading of the clock is the call's start, compared with later readings only while the
+  // clock is still the same (fake timers may replace it meanwhile).
   context.start = queue.add(context, ms);
+  context.real = readsRealClock();
   let result: T | PromiseLike<T>;
   try {
     result = operation(context);

@@ -194,7 +194,9 @@ export class RetryStep<T = unknown> implements Step {
           return call.out;
         }
       }
-      if (step.#hearsSuccess || step.#events.any()) step.accepted(value, 1, clock, start, 0);
+      // A shared reading of a clock replaced since cannot be compared with it (see `startFit`).
+      if (step.#hearsSuccess || step.#events.any())
+        step.accepted(value, 1, clock, startFit(shared, real, start, clock), 0);
       return value;
     };
     let result: R | PromiseLike<R>;
