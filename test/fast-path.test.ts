@@ -418,3 +418,29 @@ describe("a call on the real clock while fake timers take over", () => {
     expect(elapsed).toEqual([0]);
   });
 });
+
+describe("a listener that comes while the first attempt runs", () => {
+  it("hears its success, as it does when the pipeline runs the attempt", async () => {
+    for (const [timed, options] of [
+      [false, undefined],
+      [false, {}],
+      [true, undefined],
+      [true, {}],
+    ] as const) {
+      const p = pipeline(steps.retry({ maxRetries: 0 }), ...(timed ? [steps.timeout(10_000)] : []));
+      const heard: unknown[] = [];
+      const value = await p.execute(async () => {
+        (p.steps[0] as RetryStep<number>).on("success", ({ value, attempt }) =>
+          heard.push({ value, attempt }),
+        );
+        return 7;
+      }, options);
+      expect({ timed, options, value, heard }).toEqual({
+        timed,
+        options,
+        value: 7,
+        heard: [{ value: 7, attempt: 1 }],
+      });
+    }
+  });
+});

@@ -138,13 +138,27 @@ class FirstAttempt<T> implements ExecutionContext {
   /** Goes on in the retry step's loop from this attempt, which failed with `error` (or bailed). */
   resume(error: unknown, site: CallSite | undefined): PromiseLike<T> {
     const plan = this.plan;
-    const clock = plan.clock;
-    // A shared reading of a clock replaced since (fake timers) cannot be compared with it: from now, then.
-    const real = this.real;
-    const start = real === undefined || sharedStartFits(real) ? this.start : clock.now();
-    const call = new RetryCall(plan.step, plan.loop(this.operation), new Scope(clock, plan.random), start);
+    const call = new RetryCall(
+      plan.step,
+      plan.loop(this.operation),
+      new Scope(plan.clock, plan.random),
+      this.began(),
+    );
     call.resume(this.bailed ?? error, site);
     return call.out;
+  }
+
+  /** The start, or now when it is a reading of a clock replaced since (fake timers), which cannot be compared with it. */
+  began(): number {
+    const real = this.real;
+    return real === undefined || sharedStartFits(real) ? this.start : this.plan.clock.now();
+  }
+
+  /** The attempt answered `value`, which ends the call: a listener that came while it ran hears of it. */
+  succeeded(value: T): T {
+    const step = this.plan.step;
+    if (!step.plainFirstAttempt()) step.accepted(value, 1, this.plan.clock, this.began(), 0);
+    return value;
   }
 }
 
@@ -275,5 +289,8 @@ function untimed<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> {
  */
 function settled<T>(context: FirstAttempt<T>, answer: Promise<T>): Promise<T> {
   const resume = (error: unknown): PromiseLike<T> => context.resume(error, callSite(resume));
-  return answer.then((value) => (context.bailed === undefined ? value : resume(undefined)), resume);
+  return answer.then(
+    (value) => (context.bailed === undefined ? context.succeeded(value) : resume(undefined)),
+    resume,
+  );
 }
