@@ -33,10 +33,18 @@ export interface DeadlineHost {
    */
   park?(handle: unknown): void;
   unpark?(handle: unknown): void;
+  /**
+   * The host whose clock and timers are in use now, where they can be replaced (a test's fake timers take
+   * over the real ones, and give them back): a deadline is queued in a lane of the host it was read from,
+   * so that it is never compared with another clock's readings nor left waiting on a timer that will not
+   * fire. Without it, the host itself.
+   */
+  current?(): DeadlineHost;
 }
 
 /** The deadlines of one duration, oldest first, and the timer set for (at most) the first's due time. */
 class Lane {
+  readonly host: DeadlineHost;
   head: Deadline | undefined = undefined;
   tail: Deadline | undefined = undefined;
   timer: unknown = undefined;
@@ -46,7 +54,9 @@ class Lane {
   constructor(
     readonly ms: number,
     queue: DeadlineQueue,
+    host: DeadlineHost,
   ) {
+    this.host = host;
     this.fire = () => queue.fired(this);
   }
 }
@@ -86,12 +96,14 @@ export class DeadlineQueue {
    * Returns the time it read as now.
    */
   add(deadline: Deadline, ms: number): number {
+    const host = this.#host.current?.() ?? this.#host;
     let lane = this.#lanes.get(ms);
-    if (lane === undefined) {
-      lane = new Lane(ms, this);
+    if (lane === undefined || lane.host !== host) {
+      // A lane of another host (timers replaced since) goes on alone with what it holds.
+      lane = new Lane(ms, this, host);
       this.#lanes.set(ms, lane);
     }
-    const now = this.#host.now();
+    const now = host.now();
     deadline.at = now + ms;
     deadline.lane = lane;
     deadline.next = undefined;
@@ -105,7 +117,7 @@ export class DeadlineQueue {
     else if (lane.parked) {
       // The parked timer is set for a deadline that came before this one: it fires early, and re-arms.
       lane.parked = false;
-      this.#host.unpark?.(lane.timer);
+      host.unpark?.(lane.timer);
     }
     return now;
   }
@@ -116,14 +128,14 @@ export class DeadlineQueue {
     if (lane === undefined) return;
     this.#unlink(lane, deadline);
     if (lane.head !== undefined || lane.timer === FIRING) return;
-    const host = this.#host;
+    const host = lane.host;
     if (host.park !== undefined) {
       lane.parked = true;
       host.park(lane.timer);
     } else {
       host.stop(lane.timer);
       lane.timer = undefined;
-      this.#lanes.delete(lane.ms);
+      this.#forget(lane);
     }
   }
 
@@ -141,14 +153,14 @@ export class DeadlineQueue {
 
   #arm(lane: Lane, ms: number): void {
     lane.parked = false;
-    lane.timer = this.#host.start(Math.min(Math.max(ms, 0), LONGEST), lane.fire);
+    lane.timer = lane.host.start(Math.min(Math.max(ms, 0), LONGEST), lane.fire);
   }
 
   /** A lane's timer fired: expires what is due, in order, and re-arms for the next (or lets the lane go). */
   fired(lane: Lane): void {
     lane.timer = FIRING;
     lane.parked = false;
-    const now = this.#host.now();
+    const now = lane.host.now();
     try {
       for (let first = lane.head; first !== undefined && first.at - now < EARLY; first = lane.head) {
         this.#unlink(lane, first);
@@ -163,7 +175,12 @@ export class DeadlineQueue {
   /** Arms a lane's timer for its first deadline, or lets the lane go when it has none. */
   #rearm(lane: Lane, now: number): void {
     const first = lane.head;
-    if (first === undefined) this.#lanes.delete(lane.ms);
+    if (first === undefined) this.#forget(lane);
     else this.#arm(lane, first.at - now);
+  }
+
+  /** Lets an emptied lane go (unless another host's lane of its duration took its place). */
+  #forget(lane: Lane): void {
+    if (this.#lanes.get(lane.ms) === lane) this.#lanes.delete(lane.ms);
   }
 }
