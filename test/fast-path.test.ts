@@ -444,3 +444,57 @@ describe("a listener that comes while the first attempt runs", () => {
     }
   });
 });
+
+describe("an attempt's context passed on to a pipeline of the operation's own", () => {
+  type Run = (op: (ctx: AttemptContext) => Promise<unknown>) => Promise<unknown>;
+  const ways = (timeout: number): [string, Run][] => [
+    ["retry", (op) => retry(op, { maxRetries: 1, backoff: backoff.none(), timeout })],
+    [
+      "pipeline",
+      (op) =>
+        pipeline(steps.retry({ maxRetries: 1, backoff: backoff.none() }), steps.timeout(timeout)).execute(op),
+    ],
+    [
+      "full pipeline",
+      (op) =>
+        pipeline(steps.retry({ maxRetries: 1, backoff: backoff.none() }), steps.timeout(timeout)).execute(
+          op,
+          {},
+        ),
+    ],
+  ];
+
+  it("runs it inside the attempt: its fields, its bail and its signal are the attempt's", async () => {
+    const inner = pipeline(steps.timeout(60_000));
+    const seen: { [how: string]: unknown } = {};
+    for (const [how, run] of ways(20)) {
+      const fields: unknown[] = [];
+      const value = await run((ctx) =>
+        inner.execute(async (innerCtx) => {
+          const { attempt, retries, retriesLeft } = innerCtx;
+          fields.push({ attempt, retries, retriesLeft });
+          if (attempt === 1) {
+            // The attempt's limit (20 ms, not the inner 60 s) aborts the signal inside.
+            await new Promise((resolve) => innerCtx.signal.addEventListener("abort", resolve));
+            return "late";
+          }
+          innerCtx.bail(new Error(`bailed in ${how}`));
+          return "ignored";
+        }, ctx),
+      ).catch((error: unknown) => (error as Error).message);
+      seen[how] = { value, fields };
+    }
+    const expected = (how: string) => ({
+      value: `bailed in ${how}`,
+      fields: [
+        { attempt: 1, retries: 0, retriesLeft: 1 },
+        { attempt: 2, retries: 1, retriesLeft: 0 },
+      ],
+    });
+    expect(seen).toEqual({
+      retry: expected("retry"),
+      pipeline: expected("pipeline"),
+      "full pipeline": expected("full pipeline"),
+    });
+  });
+});

@@ -25,7 +25,7 @@ import {
 import type { Deadline, DeadlineQueue } from "../core/deadlines.js";
 import { PermanentError, TimeoutError, withoutStack } from "../core/errors.js";
 import type { Random } from "../core/random.js";
-import { type ExecutionContext, Scope } from "../pipeline/context.js";
+import { AS_SCOPE, type ExecutionContext, Scope } from "../pipeline/context.js";
 import { settleAtEdge } from "../pipeline/pipeline.js";
 import type { Next } from "../pipeline/step.js";
 import type { TimeoutStep } from "../timeout/step.js";
@@ -86,8 +86,12 @@ class FirstAttempt<T> implements ExecutionContext {
   real: boolean | undefined = undefined;
   /** What `bail` left, for the loop to end the call with. */
   bailed: PermanentError | undefined = undefined;
-  /** What few calls need (a signal, `bail`), made when first asked for. */
-  extras: { controller?: AbortController; bail?: (error?: unknown) => void } | undefined = undefined;
+  /**
+   * What few calls need (a signal, `bail`, a scope for a pipeline or step the context is passed to), made
+   * when first asked for.
+   */
+  extras: { controller?: AbortController; bail?: (error?: unknown) => void; scope?: Scope } | undefined =
+    undefined;
 
   constructor(plan: FirstPlan<T>, operation: Next<T>) {
     this.plan = plan;
@@ -135,6 +139,31 @@ class FirstAttempt<T> implements ExecutionContext {
     return extras.bail;
   }
 
+  /**
+   * The scope a pipeline or step this context is passed to runs in: a scope of this attempt, as a pipeline
+   * would have made it (its `bail` stops this call; with a time limit, it aborts when the time runs out).
+   */
+  [AS_SCOPE](): Scope {
+    this.extras ??= {};
+    const extras = this.extras;
+    if (extras.scope === undefined) {
+      const plan = this.plan;
+      const timeout = this.timeout;
+      const scope = new Scope(plan.clock, plan.random).child(
+        { retriesLeft: plan.step.maxRetries, timeout },
+        timeout !== Number.POSITIVE_INFINITY,
+      );
+      scope.retryAttempt = true;
+      extras.scope = scope;
+    }
+    return extras.scope;
+  }
+
+  /** What `bail` left, on this context or on its scope; undefined when it was not called. */
+  bailedWith(): PermanentError | undefined {
+    return this.bailed ?? this.extras?.scope?.bailed;
+  }
+
   /** Goes on in the retry step's loop from this attempt, which failed with `error` (or bailed). */
   resume(error: unknown, site: CallSite | undefined): PromiseLike<T> {
     const plan = this.plan;
@@ -144,7 +173,7 @@ class FirstAttempt<T> implements ExecutionContext {
       new Scope(plan.clock, plan.random),
       this.began(),
     );
-    call.resume(this.bailed ?? error, site);
+    call.resume(this.bailedWith() ?? error, site);
     return call.out;
   }
 
@@ -177,6 +206,12 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
 
   override get timeout(): number {
     return (this.plan.limit as TimeoutStep).ms;
+  }
+
+  override [AS_SCOPE](): Scope {
+    const scope = super[AS_SCOPE]();
+    if (this.#reason !== undefined) scope.abort(this.#reason, "timeout");
+    return scope;
   }
 
   override get signal(): AbortSignal {
@@ -214,6 +249,7 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
     const error = withoutStack(() => new TimeoutError(limit.ms));
     this.#reason = error;
     this.extras?.controller?.abort(error);
+    this.extras?.scope?.abort(error, "timeout");
     limit.timedOut(1);
     (this.reject as (error: unknown) => void)(error);
   }
@@ -290,7 +326,7 @@ function untimed<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> {
 function settled<T>(context: FirstAttempt<T>, answer: Promise<T>): Promise<T> {
   const resume = (error: unknown): PromiseLike<T> => context.resume(error, callSite(resume));
   return answer.then(
-    (value) => (context.bailed === undefined ? context.succeeded(value) : resume(undefined)),
+    (value) => (context.bailedWith() === undefined ? context.succeeded(value) : resume(undefined)),
     resume,
   );
 }
