@@ -498,3 +498,31 @@ describe("an attempt's context passed on to a pipeline of the operation's own", 
     });
   });
 });
+
+describe("the refresh timer of the shared reading, when fake timers take over while it runs", () => {
+  it("stops on the real timers it was set on, without asking the fake ones (which would leave it running)", async () => {
+    const realWait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const spin = async (ms: number) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    for (let i = 0; i < 3; i++) await retry(async () => 1);
+    expect(coarseRefreshTimer()).toBeDefined();
+    // Fake timers that do not pass a native timer's clearing on (jest's, or vitest's when told so).
+    vi.useFakeTimers({
+      toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance"],
+      shouldClearNativeTimers: false,
+    });
+    try {
+      await spin(10);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(warn).not.toHaveBeenCalled();
+    // A refresh timer left running would clear (nothing) at every tick from now on.
+    const clear = vi.spyOn(globalThis, "clearInterval");
+    await realWait(20);
+    expect(clear.mock.calls.length).toBeLessThanOrEqual(1);
+  });
+});

@@ -104,6 +104,11 @@ const realNow: unknown = realPerformance?.now;
  * global, cheap to compare at every call.
  */
 const realSetInterval: unknown = globalThis.setInterval;
+/**
+ * The refresh timer is set only on that `setInterval`, and stopped with its own `clearInterval`: fake
+ * timers installed meanwhile may not pass a real timer's clearing on, which would leave it running.
+ */
+const realClearInterval = globalThis.clearInterval;
 
 /** Whether `performance` and its `now` are still those the shared reading comes from. */
 function sameSource(): boolean {
@@ -118,7 +123,7 @@ function coarseTick(): void {
   if (!coarseUsed || !sameSource()) {
     // Nothing read it since the last tick (or the clock was replaced): stop, so that an idle program runs
     // no timer of ours.
-    clearInterval(coarseTimer as ReturnType<typeof setInterval>);
+    realClearInterval(coarseTimer as ReturnType<typeof setInterval>);
     coarseTimer = undefined;
     coarseLeft = 0;
     return;
@@ -140,7 +145,7 @@ function coarseRefresh(): number {
     } else {
       // A browser: its timers keep nothing alive, but a background tab slows them to a second or more,
       // which would make the shared reading that stale. Read the clock every time there.
-      clearInterval(timer as ReturnType<typeof setInterval>);
+      realClearInterval(timer as ReturnType<typeof setInterval>);
       coarseTimer = null;
       return coarseNow;
     }
