@@ -2,6 +2,7 @@ import fc from "fast-check";
 import {
   type AttemptContext,
   backoff,
+  jitter,
   type Pipeline,
   pipeline,
   type RetryOptions,
@@ -14,7 +15,14 @@ import {
 } from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { COARSE_READS, callStart, coarseRefreshTimer, systemClock, unrefClock } from "../src/core/clock.js";
+import {
+  COARSE_READS,
+  callStart,
+  coarseRefreshTimer,
+  deadlinesOf,
+  systemClock,
+  unrefClock,
+} from "../src/core/clock.js";
 import { deferred } from "./support/drive.js";
 
 // `retry(op, options)` makes its first attempt without building the retry loop, and builds it only when
@@ -524,5 +532,120 @@ describe("the refresh timer of the shared reading, when fake timers take over wh
     const clear = vi.spyOn(globalThis, "clearInterval");
     await realWait(20);
     expect(clear.mock.calls.length).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("the first attempt made without the pipeline, on the real clock driven by fake timers", () => {
+  /** What one attempt does; `after`: ms before it answers (on the clock the fake timers drive). */
+  type Move =
+    | { kind: "value" | "resolve"; after: number }
+    | { kind: "throw" | "reject"; after: number; error: number }
+    | { kind: "hang" | "bail late" | "bail then throw" | "bail twice" | "stale bail"; after: number };
+  const move: fc.Arbitrary<Move> = fc.oneof(
+    fc.record({
+      kind: fc.constantFrom("value" as const, "resolve" as const),
+      after: fc.integer({ min: 0, max: 30 }),
+    }),
+    fc.record({
+      kind: fc.constantFrom("throw" as const, "reject" as const),
+      after: fc.integer({ min: 0, max: 30 }),
+      error: fc.integer({ min: 0, max: 3 }),
+    }),
+    fc.record({
+      kind: fc.constantFrom(
+        "hang" as const,
+        "bail late" as const,
+        "bail then throw" as const,
+        "bail twice" as const,
+        "stale bail" as const,
+      ),
+      after: fc.integer({ min: 0, max: 30 }),
+    }),
+  );
+
+  it("times out, bails, retries and reports as the retry step and timeout step in a pipeline do", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ move, readSignal: fc.boolean() }), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.constantFrom(5, 10, 20),
+        async (plan, maxRetries, ms) => {
+          vi.useFakeTimers();
+          try {
+            const run = async (how: "retry" | "pipeline" | "full pipeline") => {
+              const heard: unknown[] = [];
+              const signals: AbortSignal[] = [];
+              let stale: ((error?: unknown) => void) | undefined;
+              const options: RetryOptions<number> = {
+                maxRetries,
+                backoff: backoff.constant({ base: 3 }),
+                jitter: jitter.none(),
+                onError: (error, retries) => heard.push(["onError", (error as Error).message, retries]),
+                onRetry: ({ retries, delay, elapsed }) => heard.push(["onRetry", retries, delay, elapsed]),
+                onGiveUp: ({ reason, attempts, elapsed, idle }) =>
+                  heard.push(["onGiveUp", reason, attempts, elapsed, idle]),
+              };
+              const wait = (after: number) => new Promise((resolve) => setTimeout(resolve, after));
+              const op = async (ctx: AttemptContext): Promise<number> => {
+                const { attempt, retries, retriesLeft, timeout, hedge, elapsed } = ctx;
+                heard.push(["attempt", { attempt, retries, retriesLeft, timeout, hedge, elapsed }]);
+                const { move: step, readSignal } = plan[
+                  Math.min(attempt, plan.length) - 1
+                ] as (typeof plan)[0];
+                if (readSignal) signals.push(ctx.signal);
+                if (step.kind === "stale bail") {
+                  stale?.(new Error(`stale from before ${attempt}`));
+                  stale = ctx.bail;
+                }
+                if (step.kind === "throw" && step.after === 0) throw failure(step.error, attempt);
+                await wait(step.after);
+                switch (step.kind) {
+                  case "value":
+                  case "resolve":
+                  case "stale bail":
+                    return attempt * 10;
+                  case "throw":
+                  case "reject":
+                    throw failure(step.error, attempt);
+                  case "hang":
+                    return new Promise<number>(() => {});
+                  case "bail late":
+                    ctx.bail(failure(9, attempt));
+                    return 0;
+                  case "bail then throw":
+                    ctx.bail(failure(8, attempt));
+                    throw failure(7, attempt);
+                  case "bail twice":
+                    ctx.bail(failure(6, attempt));
+                    ctx.bail(failure(5, attempt));
+                    return 0;
+                }
+              };
+              const p = pipeline(steps.retry(options), steps.timeout(ms));
+              const call =
+                how === "retry"
+                  ? retry(op, { ...options, timeout: ms })
+                  : p.execute(op, how === "pipeline" ? undefined : {});
+              const ended = ending(call);
+              await vi.runAllTimersAsync();
+              const result = await ended;
+              return {
+                result,
+                heard,
+                signals: signals.map((s) => [s.aborted, (s.reason as Error | undefined)?.name]),
+                queued: deadlinesOf(systemClock)?.size,
+              };
+            };
+            const reference = await run("full pipeline");
+            expect(reference.queued).toBe(0);
+            expect(await run("retry")).toEqual(reference);
+            expect(await run("pipeline")).toEqual(reference);
+          } finally {
+            vi.useRealTimers();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });
