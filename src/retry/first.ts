@@ -287,10 +287,15 @@ function timed<T>(plan: FirstPlan<T>, operation: Next<T>, limit: TimeoutStep): P
   const attempt = new Promise<T>(capture as (resolve: (v: T) => void, reject: (e: unknown) => void) => void);
   capturing = undefined;
   // Observed even when the time ran out first, so that a late rejection is never unhandled.
-  answer.then(
-    (value: T) => context.answered(value),
-    (error: unknown) => context.failed(error),
-  );
+  try {
+    answer.then(
+      (value: T) => context.answered(value),
+      (error: unknown) => context.failed(error),
+    );
+  } catch (error) {
+    // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
+    context.failed(error);
+  }
   return settled(context, attempt);
 }
 
@@ -315,7 +320,12 @@ function untimed<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> {
     return settleAtEdge(context.resume(error, callSite(untimed)), true);
   }
   // A value, or a thenable of another kind, as a promise.
-  return settled(context, result instanceof Promise ? result : Promise.resolve(result));
+  try {
+    return settled(context, result instanceof Promise ? result : Promise.resolve(result));
+  } catch (error) {
+    // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
+    return settleAtEdge(context.resume(error, callSite(untimed)), true);
+  }
 }
 
 /**

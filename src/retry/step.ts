@@ -208,7 +208,14 @@ export class RetryStep<T = unknown> implements Step {
     } catch (error) {
       return resume(error);
     }
-    if (result instanceof Promise) return result.then(settle, resume);
+    if (result instanceof Promise) {
+      try {
+        return result.then(settle, resume);
+      } catch (error) {
+        // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
+        return resume(error);
+      }
+    }
     if (!isThenable(result)) return settle(result);
     // A thenable of another kind (one that settles synchronously, say): through the loop, which does not
     // wait for a microtask.
