@@ -190,15 +190,6 @@ export function coarseRefreshTimer(): { hasRef?: () => boolean } | undefined {
 }
 
 /**
- * Whether the real clock's readings now come from the `performance` there was when robustly loaded: for a
- * start read directly from it, to be compared with a later reading only if that still holds (see
- * `sharedStartFits`).
- */
-export function readsRealClock(): boolean {
-  return sameSource();
-}
-
-/**
  * Whether a start `sharedStart()` gave when `startWasReal` was `real` can be compared with the real
  * clock's readings now: not when `performance` was replaced (or put back) meanwhile, as by fake timers.
  */

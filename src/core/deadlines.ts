@@ -79,6 +79,11 @@ export class DeadlineQueue {
     this.#host = host;
   }
 
+  /** The host whose clock and timers a deadline queued now runs on (see `DeadlineHost.current`). */
+  currentHost(): DeadlineHost {
+    return this.#host.current?.() ?? this.#host;
+  }
+
   /** Deadlines queued. */
   get size(): number {
     return this.#size;
@@ -96,7 +101,7 @@ export class DeadlineQueue {
    * Returns the time it read as now.
    */
   add(deadline: Deadline, ms: number): number {
-    const host = this.#host.current?.() ?? this.#host;
+    const host = this.currentHost();
     let lane = this.#lanes.get(ms);
     if (lane === undefined || lane.host !== host) {
       // A lane of another host (timers replaced since) goes on alone with what it holds.

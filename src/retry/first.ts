@@ -15,14 +15,13 @@ import { type CallSite, callSite } from "../core/call-site.js";
 import {
   type Clock,
   deadlinesOf,
-  readsRealClock,
   sharedStart,
   sharedStartFits,
   startWasReal,
   systemClock,
   unrefClock,
 } from "../core/clock.js";
-import type { Deadline, DeadlineQueue } from "../core/deadlines.js";
+import type { Deadline, DeadlineHost, DeadlineQueue } from "../core/deadlines.js";
 import { PermanentError, TimeoutError, withoutStack } from "../core/errors.js";
 import type { Random } from "../core/random.js";
 import { AS_SCOPE, type ExecutionContext, Scope } from "../pipeline/context.js";
@@ -81,7 +80,7 @@ class FirstAttempt<T> implements ExecutionContext {
   start = 0;
   /**
    * Whether the start is a reading of the `performance` there was when robustly loaded (see `sharedStart`);
-   * undefined when it was read from a clock that is never replaced (any but the real ones).
+   * undefined for a start read from a clock directly (a timed attempt keeps the host it read it from).
    */
   real: boolean | undefined = undefined;
   /** What `bail` left, for the loop to end the call with. */
@@ -203,6 +202,13 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
   resolve: ((value: T) => void) | undefined = undefined;
   reject: ((error: unknown) => void) | undefined = undefined;
   #reason: unknown = undefined;
+  /** The clock and timers the deadline, and the start, were read from. */
+  host: DeadlineHost | undefined = undefined;
+
+  /** The start, or now when the clock was replaced since (fake timers), which cannot be compared with it. */
+  override began(): number {
+    return this.plan.queue?.currentHost() === this.host ? this.start : this.plan.clock.now();
+  }
 
   override get timeout(): number {
     return (this.plan.limit as TimeoutStep).ms;
@@ -273,7 +279,7 @@ function timed<T>(plan: FirstPlan<T>, operation: Next<T>, limit: TimeoutStep): P
   // The deadline's reading of the clock is the call's start, compared with later readings only while the
   // clock is still the same (fake timers may replace it meanwhile).
   context.start = queue.add(context, ms);
-  context.real = readsRealClock();
+  context.host = (context.lane as { host: DeadlineHost }).host;
   let result: T | PromiseLike<T>;
   try {
     result = operation(context);
