@@ -12,6 +12,7 @@ import {
   retryReport,
   type Step,
   steps,
+  wrap,
 } from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -646,6 +647,48 @@ describe("the first attempt made without the pipeline, on the real clock driven 
         },
       ),
       { numRuns: 150 },
+    );
+  });
+});
+
+describe("a wrapped function's first attempt made without the pipeline", () => {
+  it("gives what the pipeline gives, with the receiver and arguments it was called with", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        settings,
+        fc.array(fc.integer(), { maxLength: 3 }),
+        fc.boolean(),
+        async ({ plan, maxRetries, retryOnResult, withCallbacks, seed }, args, withThis) => {
+          const run = async (through: "first attempt" | "pipeline") => {
+            const record: Record = { contexts: [], heard: [] };
+            const clock = new VirtualClock();
+            const inner = operation(plan, record, true);
+            const seen: unknown[] = [];
+            const wrapped = wrap(
+              function (this: unknown, ctx: AttemptContext, ...given: number[]) {
+                seen.push([this, given]);
+                return inner(ctx);
+              },
+              {
+                maxRetries,
+                clock,
+                random: seededRandom(seed),
+                ...(retryOnResult ? { retryOnResult: (value: number) => value < 0 } : {}),
+                ...(withCallbacks ? callbacks(record, true) : {}),
+                // A signal (never aborted) sends every call through the pipeline.
+                ...(through === "pipeline" ? { signal: new AbortController().signal } : {}),
+              },
+            );
+            const receiver = { name: "receiver" };
+            const call = withThis ? wrapped.call(receiver, ...args) : wrapped(...args);
+            const ended = ending(call);
+            await clock.runAll();
+            return { ended: await ended, seen, ...record };
+          };
+          expect(await run("first attempt")).toEqual(await run("pipeline"));
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 });
