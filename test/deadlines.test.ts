@@ -240,6 +240,22 @@ describe("a per-attempt timeout on the real clock, with fake timers before or af
     }
   });
 
+  it("runs out on fake timers that leave performance.now() real", async () => {
+    for (const execute of [
+      (op: () => Promise<unknown>) => retry(op, { maxRetries: 0, timeout: 1000 }),
+      (op: () => Promise<unknown>) => pipeline(steps.timeout(1000)).execute(op, {}),
+    ]) {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      try {
+        const ended = outcome(execute(hang));
+        await vi.advanceTimersByTimeAsync(1000);
+        expect(await Promise.race([ended, Promise.resolve("still running")])).toBe("timed out");
+      } finally {
+        vi.useRealTimers();
+      }
+    }
+  });
+
   it("runs out on the real clock when fake timers, gone since, left its lane's timer set", async () => {
     for (const execute of [
       (op: () => Promise<unknown>) => retry(op, { maxRetries: 0, timeout: 13 }),

@@ -48,6 +48,11 @@ class Lane {
   head: Deadline | undefined = undefined;
   tail: Deadline | undefined = undefined;
   timer: unknown = undefined;
+  /**
+   * The deadline the timer was set for, if it was set for the whole of its time: due when the timer fires,
+   * whatever the clock says (fake timers may run on a clock of their own while the clock read stays real).
+   */
+  armedFor: Deadline | undefined = undefined;
   parked = false;
   readonly fire: () => void;
 
@@ -131,6 +136,8 @@ export class DeadlineQueue {
   remove(deadline: Deadline): void {
     const lane = deadline.lane;
     if (lane === undefined) return;
+    // Not held on to (with all it holds) until the timer fires.
+    if (lane.armedFor === deadline) lane.armedFor = undefined;
     this.#unlink(lane, deadline);
     if (lane.head !== undefined || lane.timer === FIRING) return;
     const host = lane.host;
@@ -158,6 +165,7 @@ export class DeadlineQueue {
 
   #arm(lane: Lane, ms: number): void {
     lane.parked = false;
+    lane.armedFor = ms <= LONGEST ? lane.head : undefined;
     lane.timer = lane.host.start(Math.min(Math.max(ms, 0), LONGEST), lane.fire);
   }
 
@@ -166,8 +174,14 @@ export class DeadlineQueue {
     lane.timer = FIRING;
     lane.parked = false;
     const now = lane.host.now();
+    const due = lane.armedFor;
+    lane.armedFor = undefined;
     try {
-      for (let first = lane.head; first !== undefined && first.at - now < EARLY; first = lane.head) {
+      for (
+        let first = lane.head;
+        first !== undefined && (first === due || first.at - now < EARLY);
+        first = lane.head
+      ) {
         this.#unlink(lane, first);
         first.expire();
       }
