@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { backoff, pipeline, retry, steps, systemClock, TimeoutError } from "robustly";
 import { VirtualClock } from "robustly/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { deadlinesOf } from "../src/core/clock.js";
 import { Deadline, type DeadlineHost, DeadlineQueue } from "../src/core/deadlines.js";
 import { deferred } from "./support/drive.js";
@@ -210,5 +210,69 @@ describe("a per-attempt timeout on the real clock", () => {
     const hung = Array.from({ length: 5 }, () => p.execute(() => new Promise<never>(() => {})));
     expect(await Promise.all(quick)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     for (const h of hung) await expect(h).rejects.toBeInstanceOf(TimeoutError);
+  });
+});
+
+describe("a per-attempt timeout on the real clock, with fake timers before or after", () => {
+  const hang = () => new Promise<never>(() => {});
+  const outcome = (call: Promise<unknown>) =>
+    call.then(
+      () => "answered",
+      (error: unknown) => (error instanceof TimeoutError ? "timed out" : error),
+    );
+
+  it("runs out on fake timers when a real call of the same limit left its lane's timer set", async () => {
+    for (const execute of [
+      (op: () => Promise<unknown>) => retry(op, { maxRetries: 0, timeout: 777 }),
+      (op: () => Promise<unknown>) =>
+        pipeline(steps.retry({ maxRetries: 0 }), steps.timeout(777)).execute(op, {}),
+    ]) {
+      // A call that answered at once leaves the lane of 777 ms with a real timer set, which holds nothing.
+      await retry(async () => 1, { timeout: 777 });
+      vi.useFakeTimers();
+      try {
+        const ended = outcome(execute(hang));
+        await vi.advanceTimersByTimeAsync(777);
+        expect(await Promise.race([ended, Promise.resolve("still running")])).toBe("timed out");
+      } finally {
+        vi.useRealTimers();
+      }
+    }
+  });
+
+  it("runs out on fake timers that leave performance.now() real", async () => {
+    for (const execute of [
+      (op: () => Promise<unknown>) => retry(op, { maxRetries: 0, timeout: 1000 }),
+      (op: () => Promise<unknown>) => pipeline(steps.timeout(1000)).execute(op, {}),
+    ]) {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      try {
+        const ended = outcome(execute(hang));
+        await vi.advanceTimersByTimeAsync(1000);
+        expect(await Promise.race([ended, Promise.resolve("still running")])).toBe("timed out");
+      } finally {
+        vi.useRealTimers();
+      }
+    }
+  });
+
+  it("runs out on the real clock when fake timers, gone since, left its lane's timer set", async () => {
+    for (const execute of [
+      (op: () => Promise<unknown>) => retry(op, { maxRetries: 0, timeout: 13 }),
+      (op: () => Promise<unknown>) =>
+        pipeline(steps.retry({ maxRetries: 0 }), steps.timeout(13)).execute(op, {}),
+    ]) {
+      vi.useFakeTimers();
+      try {
+        await retry(async () => 1, { timeout: 13 });
+      } finally {
+        vi.useRealTimers();
+      }
+      // The lane of 13 ms kept a timer of the fake clock, which will never fire now.
+      const ended = outcome(execute(hang));
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      expect(await Promise.race([ended, Promise.resolve("still running")])).toBe("timed out");
+    }
+    expect(deadlinesOf(systemClock)?.size).toBe(0);
   });
 });

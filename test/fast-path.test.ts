@@ -2,6 +2,7 @@ import fc from "fast-check";
 import {
   type AttemptContext,
   backoff,
+  jitter,
   type Pipeline,
   pipeline,
   type RetryOptions,
@@ -11,10 +12,18 @@ import {
   retryReport,
   type Step,
   steps,
+  wrap,
 } from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { COARSE_READS, callStart, coarseRefreshTimer, systemClock, unrefClock } from "../src/core/clock.js";
+import {
+  COARSE_READS,
+  callStart,
+  coarseRefreshTimer,
+  deadlinesOf,
+  systemClock,
+  unrefClock,
+} from "../src/core/clock.js";
 import { deferred } from "./support/drive.js";
 
 // `retry(op, options)` makes its first attempt without building the retry loop, and builds it only when
@@ -365,5 +374,321 @@ describe("the shared reading of the real clock a call without a time limit start
     expect(timer?.hasRef?.()).toBe(false);
     await realWait(20);
     expect(coarseRefreshTimer()).toBeUndefined();
+  });
+});
+
+describe("a call on the real clock while fake timers take over", () => {
+  const fakeAll = () =>
+    vi.useFakeTimers({
+      toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance", "Date"],
+    });
+
+  it("with a per-attempt timeout, does not subtract the real start from a fake reading in its report", async () => {
+    for (const call of [
+      (op: () => Promise<never>) => retry(op, { maxRetries: 0, timeout: 10_000 }),
+      (op: () => Promise<never>) =>
+        pipeline(steps.retry({ maxRetries: 0 }), steps.timeout(10_000)).execute(op),
+    ]) {
+      const gate = deferred<void>();
+      const pending = call(async () => {
+        await gate.promise;
+        throw new Error("down");
+      }).catch((thrown: unknown) => thrown);
+      fakeAll();
+      try {
+        gate.resolve();
+        // Counted from the failure, as a call without a timeout counts it: never a difference of two clocks.
+        expect(retryReport(await pending)?.elapsed).toBe(0);
+      } finally {
+        vi.useRealTimers();
+      }
+    }
+  });
+
+  it("tells a success listener an elapsed time on one clock", async () => {
+    const p = pipeline(steps.retry({ maxRetries: 0 }));
+    const elapsed: number[] = [];
+    (p.steps[0] as RetryStep<number>).on("success", (event) => elapsed.push(event.elapsed));
+    // Shared readings of the real clock are in use when the call starts...
+    for (let i = 0; i < 3; i++) await retry(async () => 1);
+    const gate = deferred<void>();
+    const pending = p.execute(async () => {
+      await gate.promise;
+      return 1;
+    }, {});
+    // ...and fake timers take over before its attempt answers.
+    fakeAll();
+    try {
+      gate.resolve();
+      await pending;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(elapsed).toEqual([0]);
+  });
+});
+
+describe("a listener that comes while the first attempt runs", () => {
+  it("hears its success, as it does when the pipeline runs the attempt", async () => {
+    for (const [timed, options] of [
+      [false, undefined],
+      [false, {}],
+      [true, undefined],
+      [true, {}],
+    ] as const) {
+      const p = pipeline(steps.retry({ maxRetries: 0 }), ...(timed ? [steps.timeout(10_000)] : []));
+      const heard: unknown[] = [];
+      const value = await p.execute(async () => {
+        (p.steps[0] as RetryStep<number>).on("success", ({ value, attempt }) =>
+          heard.push({ value, attempt }),
+        );
+        return 7;
+      }, options);
+      expect({ timed, options, value, heard }).toEqual({
+        timed,
+        options,
+        value: 7,
+        heard: [{ value: 7, attempt: 1 }],
+      });
+    }
+  });
+});
+
+describe("an attempt's context passed on to a pipeline of the operation's own", () => {
+  type Run = (op: (ctx: AttemptContext) => Promise<unknown>) => Promise<unknown>;
+  const ways = (timeout: number): [string, Run][] => [
+    ["retry", (op) => retry(op, { maxRetries: 1, backoff: backoff.none(), timeout })],
+    [
+      "pipeline",
+      (op) =>
+        pipeline(steps.retry({ maxRetries: 1, backoff: backoff.none() }), steps.timeout(timeout)).execute(op),
+    ],
+    [
+      "full pipeline",
+      (op) =>
+        pipeline(steps.retry({ maxRetries: 1, backoff: backoff.none() }), steps.timeout(timeout)).execute(
+          op,
+          {},
+        ),
+    ],
+  ];
+
+  it("runs it inside the attempt: its fields, its bail and its signal are the attempt's", async () => {
+    const inner = pipeline(steps.timeout(60_000));
+    const seen: { [how: string]: unknown } = {};
+    for (const [how, run] of ways(20)) {
+      const fields: unknown[] = [];
+      const value = await run((ctx) =>
+        inner.execute(async (innerCtx) => {
+          const { attempt, retries, retriesLeft } = innerCtx;
+          fields.push({ attempt, retries, retriesLeft });
+          if (attempt === 1) {
+            // The attempt's limit (20 ms, not the inner 60 s) aborts the signal inside.
+            await new Promise((resolve) => innerCtx.signal.addEventListener("abort", resolve));
+            return "late";
+          }
+          innerCtx.bail(new Error(`bailed in ${how}`));
+          return "ignored";
+        }, ctx),
+      ).catch((error: unknown) => (error as Error).message);
+      seen[how] = { value, fields };
+    }
+    const expected = (how: string) => ({
+      value: `bailed in ${how}`,
+      fields: [
+        { attempt: 1, retries: 0, retriesLeft: 1 },
+        { attempt: 2, retries: 1, retriesLeft: 0 },
+      ],
+    });
+    expect(seen).toEqual({
+      retry: expected("retry"),
+      pipeline: expected("pipeline"),
+      "full pipeline": expected("full pipeline"),
+    });
+  });
+});
+
+describe("the refresh timer of the shared reading, when fake timers take over while it runs", () => {
+  it("stops on the real timers it was set on, without asking the fake ones (which would leave it running)", async () => {
+    const realWait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const spin = async (ms: number) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    for (let i = 0; i < 3; i++) await retry(async () => 1);
+    expect(coarseRefreshTimer()).toBeDefined();
+    // Fake timers that do not pass a native timer's clearing on (jest's, or vitest's when told so).
+    vi.useFakeTimers({
+      toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance"],
+      shouldClearNativeTimers: false,
+    });
+    try {
+      await spin(10);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(warn).not.toHaveBeenCalled();
+    // A refresh timer left running would clear (nothing) at every tick from now on.
+    const clear = vi.spyOn(globalThis, "clearInterval");
+    await realWait(20);
+    expect(clear.mock.calls.length).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("the first attempt made without the pipeline, on the real clock driven by fake timers", () => {
+  /** What one attempt does; `after`: ms before it answers (on the clock the fake timers drive). */
+  type Move =
+    | { kind: "value" | "resolve"; after: number }
+    | { kind: "throw" | "reject"; after: number; error: number }
+    | { kind: "hang" | "bail late" | "bail then throw" | "bail twice" | "stale bail"; after: number };
+  const move: fc.Arbitrary<Move> = fc.oneof(
+    fc.record({
+      kind: fc.constantFrom("value" as const, "resolve" as const),
+      after: fc.integer({ min: 0, max: 30 }),
+    }),
+    fc.record({
+      kind: fc.constantFrom("throw" as const, "reject" as const),
+      after: fc.integer({ min: 0, max: 30 }),
+      error: fc.integer({ min: 0, max: 3 }),
+    }),
+    fc.record({
+      kind: fc.constantFrom(
+        "hang" as const,
+        "bail late" as const,
+        "bail then throw" as const,
+        "bail twice" as const,
+        "stale bail" as const,
+      ),
+      after: fc.integer({ min: 0, max: 30 }),
+    }),
+  );
+
+  it("times out, bails, retries and reports as the retry step and timeout step in a pipeline do", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ move, readSignal: fc.boolean() }), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.constantFrom(5, 10, 20),
+        async (plan, maxRetries, ms) => {
+          vi.useFakeTimers();
+          try {
+            const run = async (how: "retry" | "pipeline" | "full pipeline") => {
+              const heard: unknown[] = [];
+              const signals: AbortSignal[] = [];
+              let stale: ((error?: unknown) => void) | undefined;
+              const options: RetryOptions<number> = {
+                maxRetries,
+                backoff: backoff.constant({ base: 3 }),
+                jitter: jitter.none(),
+                onError: (error, retries) => heard.push(["onError", (error as Error).message, retries]),
+                onRetry: ({ retries, delay, elapsed }) => heard.push(["onRetry", retries, delay, elapsed]),
+                onGiveUp: ({ reason, attempts, elapsed, idle }) =>
+                  heard.push(["onGiveUp", reason, attempts, elapsed, idle]),
+              };
+              const wait = (after: number) => new Promise((resolve) => setTimeout(resolve, after));
+              const op = async (ctx: AttemptContext): Promise<number> => {
+                const { attempt, retries, retriesLeft, timeout, hedge, elapsed } = ctx;
+                heard.push(["attempt", { attempt, retries, retriesLeft, timeout, hedge, elapsed }]);
+                const { move: step, readSignal } = plan[
+                  Math.min(attempt, plan.length) - 1
+                ] as (typeof plan)[0];
+                if (readSignal) signals.push(ctx.signal);
+                if (step.kind === "stale bail") {
+                  stale?.(new Error(`stale from before ${attempt}`));
+                  stale = ctx.bail;
+                }
+                if (step.kind === "throw" && step.after === 0) throw failure(step.error, attempt);
+                await wait(step.after);
+                switch (step.kind) {
+                  case "value":
+                  case "resolve":
+                  case "stale bail":
+                    return attempt * 10;
+                  case "throw":
+                  case "reject":
+                    throw failure(step.error, attempt);
+                  case "hang":
+                    return new Promise<number>(() => {});
+                  case "bail late":
+                    ctx.bail(failure(9, attempt));
+                    return 0;
+                  case "bail then throw":
+                    ctx.bail(failure(8, attempt));
+                    throw failure(7, attempt);
+                  case "bail twice":
+                    ctx.bail(failure(6, attempt));
+                    ctx.bail(failure(5, attempt));
+                    return 0;
+                }
+              };
+              const p = pipeline(steps.retry(options), steps.timeout(ms));
+              const call =
+                how === "retry"
+                  ? retry(op, { ...options, timeout: ms })
+                  : p.execute(op, how === "pipeline" ? undefined : {});
+              const ended = ending(call);
+              await vi.runAllTimersAsync();
+              const result = await ended;
+              return {
+                result,
+                heard,
+                signals: signals.map((s) => [s.aborted, (s.reason as Error | undefined)?.name]),
+                queued: deadlinesOf(systemClock)?.size,
+              };
+            };
+            const reference = await run("full pipeline");
+            expect(reference.queued).toBe(0);
+            expect(await run("retry")).toEqual(reference);
+            expect(await run("pipeline")).toEqual(reference);
+          } finally {
+            vi.useRealTimers();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe("a wrapped function's first attempt made without the pipeline", () => {
+  it("gives what the pipeline gives, with the receiver and arguments it was called with", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        settings,
+        fc.array(fc.integer(), { maxLength: 3 }),
+        fc.boolean(),
+        async ({ plan, maxRetries, retryOnResult, withCallbacks, seed }, args, withThis) => {
+          const run = async (through: "first attempt" | "pipeline") => {
+            const record: Record = { contexts: [], heard: [] };
+            const clock = new VirtualClock();
+            const inner = operation(plan, record, true);
+            const seen: unknown[] = [];
+            const wrapped = wrap(
+              function (this: unknown, ctx: AttemptContext, ...given: number[]) {
+                seen.push([this, given]);
+                return inner(ctx);
+              },
+              {
+                maxRetries,
+                clock,
+                random: seededRandom(seed),
+                ...(retryOnResult ? { retryOnResult: (value: number) => value < 0 } : {}),
+                ...(withCallbacks ? callbacks(record, true) : {}),
+                // A signal (never aborted) sends every call through the pipeline.
+                ...(through === "pipeline" ? { signal: new AbortController().signal } : {}),
+              },
+            );
+            const receiver = { name: "receiver" };
+            const call = withThis ? wrapped.call(receiver, ...args) : wrapped(...args);
+            const ended = ending(call);
+            await clock.runAll();
+            return { ended: await ended, seen, ...record };
+          };
+          expect(await run("first attempt")).toEqual(await run("pipeline"));
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

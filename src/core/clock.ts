@@ -104,6 +104,11 @@ const realNow: unknown = realPerformance?.now;
  * global, cheap to compare at every call.
  */
 const realSetInterval: unknown = globalThis.setInterval;
+/**
+ * The refresh timer is set only on that `setInterval`, and stopped with its own `clearInterval`: fake
+ * timers installed meanwhile may not pass a real timer's clearing on, which would leave it running.
+ */
+const realClearInterval = globalThis.clearInterval;
 
 /** Whether `performance` and its `now` are still those the shared reading comes from. */
 function sameSource(): boolean {
@@ -118,7 +123,7 @@ function coarseTick(): void {
   if (!coarseUsed || !sameSource()) {
     // Nothing read it since the last tick (or the clock was replaced): stop, so that an idle program runs
     // no timer of ours.
-    clearInterval(coarseTimer as ReturnType<typeof setInterval>);
+    realClearInterval(coarseTimer as ReturnType<typeof setInterval>);
     coarseTimer = undefined;
     coarseLeft = 0;
     return;
@@ -140,7 +145,7 @@ function coarseRefresh(): number {
     } else {
       // A browser: its timers keep nothing alive, but a background tab slows them to a second or more,
       // which would make the shared reading that stale. Read the clock every time there.
-      clearInterval(timer as ReturnType<typeof setInterval>);
+      realClearInterval(timer as ReturnType<typeof setInterval>);
       coarseTimer = null;
       return coarseNow;
     }
@@ -221,16 +226,42 @@ export function setBackgroundTimer(clock: Clock, ms: number, callback: () => voi
   return realTimer(ms, callback, true);
 }
 
-/** The real timers as a deadline queue runs on them; `unref`: none of them keeps the process alive. */
+/**
+ * The real timers as a deadline queue runs on them; `unref`: none of them keeps the process alive. They
+ * are those of the `performance` and `setTimeout` in use when a deadline is queued: a test's fake timers
+ * replace them, and its deadlines run on the fake clock, apart from those queued before or after.
+ */
 function realHost(unref: boolean): DeadlineHost {
+  let host: DeadlineHost | undefined;
+  let source: { performance: Performance; now: unknown; setTimeout: unknown } | undefined;
+  const current = (): DeadlineHost => {
+    const perf = globalThis.performance;
+    const set = globalThis.setTimeout;
+    if (host !== undefined && source !== undefined) {
+      if (source.performance === perf && source.now === perf.now && source.setTimeout === set) return host;
+    }
+    source = { performance: perf, now: perf.now, setTimeout: set };
+    host = timersHost(perf, set, globalThis.clearTimeout, unref);
+    return host;
+  };
+  return { ...current(), current };
+}
+
+/** A deadline host on given timers. */
+function timersHost(
+  perf: Performance,
+  set: typeof setTimeout,
+  clear: typeof clearTimeout,
+  unref: boolean,
+): DeadlineHost {
   return {
-    now: () => performance.now(),
+    now: () => perf.now(),
     start(ms, callback) {
-      const handle = setTimeout(callback, ms);
+      const handle = set(callback, ms);
       if (unref) (handle as { unref?: () => void }).unref?.();
       return handle;
     },
-    stop: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    stop: (handle) => clear(handle as ReturnType<typeof setTimeout>),
     // An emptied lane's timer stays set, but no longer keeps the process alive; cheaper than clearing it
     // and setting another for the next call.
     park: unref ? () => {} : (handle) => (handle as { unref?: () => void }).unref?.(),

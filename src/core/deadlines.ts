@@ -33,20 +33,35 @@ export interface DeadlineHost {
    */
   park?(handle: unknown): void;
   unpark?(handle: unknown): void;
+  /**
+   * The host whose clock and timers are in use now, where they can be replaced (a test's fake timers take
+   * over the real ones, and give them back): a deadline is queued in a lane of the host it was read from,
+   * so that it is never compared with another clock's readings nor left waiting on a timer that will not
+   * fire. Without it, the host itself.
+   */
+  current?(): DeadlineHost;
 }
 
 /** The deadlines of one duration, oldest first, and the timer set for (at most) the first's due time. */
 class Lane {
+  readonly host: DeadlineHost;
   head: Deadline | undefined = undefined;
   tail: Deadline | undefined = undefined;
   timer: unknown = undefined;
+  /**
+   * The deadline the timer was set for, if it was set for the whole of its time: due when the timer fires,
+   * whatever the clock says (fake timers may run on a clock of their own while the clock read stays real).
+   */
+  armedFor: Deadline | undefined = undefined;
   parked = false;
   readonly fire: () => void;
 
   constructor(
     readonly ms: number,
     queue: DeadlineQueue,
+    host: DeadlineHost,
   ) {
+    this.host = host;
     this.fire = () => queue.fired(this);
   }
 }
@@ -69,6 +84,11 @@ export class DeadlineQueue {
     this.#host = host;
   }
 
+  /** The host whose clock and timers a deadline queued now runs on (see `DeadlineHost.current`). */
+  currentHost(): DeadlineHost {
+    return this.#host.current?.() ?? this.#host;
+  }
+
   /** Deadlines queued. */
   get size(): number {
     return this.#size;
@@ -86,12 +106,14 @@ export class DeadlineQueue {
    * Returns the time it read as now.
    */
   add(deadline: Deadline, ms: number): number {
+    const host = this.currentHost();
     let lane = this.#lanes.get(ms);
-    if (lane === undefined) {
-      lane = new Lane(ms, this);
+    if (lane === undefined || lane.host !== host) {
+      // A lane of another host (timers replaced since) goes on alone with what it holds.
+      lane = new Lane(ms, this, host);
       this.#lanes.set(ms, lane);
     }
-    const now = this.#host.now();
+    const now = host.now();
     deadline.at = now + ms;
     deadline.lane = lane;
     deadline.next = undefined;
@@ -105,7 +127,7 @@ export class DeadlineQueue {
     else if (lane.parked) {
       // The parked timer is set for a deadline that came before this one: it fires early, and re-arms.
       lane.parked = false;
-      this.#host.unpark?.(lane.timer);
+      host.unpark?.(lane.timer);
     }
     return now;
   }
@@ -114,16 +136,18 @@ export class DeadlineQueue {
   remove(deadline: Deadline): void {
     const lane = deadline.lane;
     if (lane === undefined) return;
+    // Not held on to (with all it holds) until the timer fires.
+    if (lane.armedFor === deadline) lane.armedFor = undefined;
     this.#unlink(lane, deadline);
     if (lane.head !== undefined || lane.timer === FIRING) return;
-    const host = this.#host;
+    const host = lane.host;
     if (host.park !== undefined) {
       lane.parked = true;
       host.park(lane.timer);
     } else {
       host.stop(lane.timer);
       lane.timer = undefined;
-      this.#lanes.delete(lane.ms);
+      this.#forget(lane);
     }
   }
 
@@ -141,16 +165,23 @@ export class DeadlineQueue {
 
   #arm(lane: Lane, ms: number): void {
     lane.parked = false;
-    lane.timer = this.#host.start(Math.min(Math.max(ms, 0), LONGEST), lane.fire);
+    lane.armedFor = ms <= LONGEST ? lane.head : undefined;
+    lane.timer = lane.host.start(Math.min(Math.max(ms, 0), LONGEST), lane.fire);
   }
 
   /** A lane's timer fired: expires what is due, in order, and re-arms for the next (or lets the lane go). */
   fired(lane: Lane): void {
     lane.timer = FIRING;
     lane.parked = false;
-    const now = this.#host.now();
+    const now = lane.host.now();
+    const due = lane.armedFor;
+    lane.armedFor = undefined;
     try {
-      for (let first = lane.head; first !== undefined && first.at - now < EARLY; first = lane.head) {
+      for (
+        let first = lane.head;
+        first !== undefined && (first === due || first.at - now < EARLY);
+        first = lane.head
+      ) {
         this.#unlink(lane, first);
         first.expire();
       }
@@ -163,7 +194,12 @@ export class DeadlineQueue {
   /** Arms a lane's timer for its first deadline, or lets the lane go when it has none. */
   #rearm(lane: Lane, now: number): void {
     const first = lane.head;
-    if (first === undefined) this.#lanes.delete(lane.ms);
+    if (first === undefined) this.#forget(lane);
     else this.#arm(lane, first.at - now);
+  }
+
+  /** Lets an emptied lane go (unless another host's lane of its duration took its place). */
+  #forget(lane: Lane): void {
+    if (this.#lanes.get(lane.ms) === lane) this.#lanes.delete(lane.ms);
   }
 }

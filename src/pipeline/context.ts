@@ -273,10 +273,27 @@ export function toScope(context: unknown, fallback: Scope): Scope {
 }
 
 /**
- * The scope of a context a step was given: itself, or, when a step is called outside a pipeline with a
- * plain object, a new root scope on that object's clock and randomness (or the system's).
+ * The method of a context that is no `Scope` but stands for one (a first attempt made without the pipeline,
+ * see `FirstAttempt`): it gives the scope in which what it is passed to runs, inside that attempt.
+ */
+export const AS_SCOPE: unique symbol = Symbol("robustly.asScope");
+
+/** The scope a context stands for, if it is one that does (see `AS_SCOPE`). */
+export function scopeOf(context: unknown): Scope | undefined {
+  if (context instanceof Scope) return context;
+  if (context === null || typeof context !== "object") return undefined;
+  const own = (context as { [AS_SCOPE]?: unknown })[AS_SCOPE];
+  return typeof own === "function" ? (own.call(context) as Scope) : undefined;
+}
+
+/**
+ * The scope of a context a step was given: itself (or the scope it stands for), or, when a step is called
+ * outside a pipeline with a plain object, a new root scope on that object's clock and randomness (or the
+ * system's).
  */
 export function toRootScope(context: ExecutionContext | undefined): Scope {
   if (context instanceof Scope) return context;
+  const own = scopeOf(context);
+  if (own !== undefined) return own;
   return new Scope(context?.clock ?? systemClock, context?.random ?? systemRandom);
 }

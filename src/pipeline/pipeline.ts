@@ -10,7 +10,7 @@ import { isThenable, settleWith } from "../core/invoke.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
 import { knownKeys } from "../core/validate.js";
-import { type ExecutionContext, RootScope, Scope, toScope } from "./context.js";
+import { type ExecutionContext, RootScope, Scope, scopeOf, toScope } from "./context.js";
 import { FINAL_AT_EDGE, isStep, type Next, type Step } from "./step.js";
 
 /** What `Pipeline.execute` takes beside the operation. */
@@ -76,6 +76,9 @@ export class Pipeline implements Step {
     options?: ExecuteOptions | ExecutionContext,
   ): Promise<T> | T | PromiseLike<T> {
     if (options instanceof Scope) return this.#run(0, options, operation);
+    // An attempt's context of a kind that stands for a scope: run inside that attempt, as with a scope.
+    const scope = scopeOf(options);
+    if (scope !== undefined) return this.#run(0, scope, operation);
     return this.#edge(operation, options as ExecuteOptions | undefined);
   }
 

@@ -21,10 +21,10 @@ import {
   systemClock,
   unrefClock,
 } from "../core/clock.js";
-import type { Deadline, DeadlineQueue } from "../core/deadlines.js";
+import type { Deadline, DeadlineHost, DeadlineQueue } from "../core/deadlines.js";
 import { PermanentError, TimeoutError, withoutStack } from "../core/errors.js";
 import type { Random } from "../core/random.js";
-import { type ExecutionContext, Scope } from "../pipeline/context.js";
+import { AS_SCOPE, type ExecutionContext, Scope } from "../pipeline/context.js";
 import { settleAtEdge } from "../pipeline/pipeline.js";
 import type { Next } from "../pipeline/step.js";
 import type { TimeoutStep } from "../timeout/step.js";
@@ -80,13 +80,17 @@ class FirstAttempt<T> implements ExecutionContext {
   start = 0;
   /**
    * Whether the start is a reading of the `performance` there was when robustly loaded (see `sharedStart`);
-   * undefined when it was read from the clock directly, always comparable with its later readings.
+   * undefined for a start read from a clock directly (a timed attempt keeps the host it read it from).
    */
   real: boolean | undefined = undefined;
   /** What `bail` left, for the loop to end the call with. */
   bailed: PermanentError | undefined = undefined;
-  /** What few calls need (a signal, `bail`), made when first asked for. */
-  extras: { controller?: AbortController; bail?: (error?: unknown) => void } | undefined = undefined;
+  /**
+   * What few calls need (a signal, `bail`, a scope for a pipeline or step the context is passed to), made
+   * when first asked for.
+   */
+  extras: { controller?: AbortController; bail?: (error?: unknown) => void; scope?: Scope } | undefined =
+    undefined;
 
   constructor(plan: FirstPlan<T>, operation: Next<T>) {
     this.plan = plan;
@@ -134,16 +138,55 @@ class FirstAttempt<T> implements ExecutionContext {
     return extras.bail;
   }
 
+  /**
+   * The scope a pipeline or step this context is passed to runs in: a scope of this attempt, as a pipeline
+   * would have made it (its `bail` stops this call; with a time limit, it aborts when the time runs out).
+   */
+  [AS_SCOPE](): Scope {
+    this.extras ??= {};
+    const extras = this.extras;
+    if (extras.scope === undefined) {
+      const plan = this.plan;
+      const timeout = this.timeout;
+      const scope = new Scope(plan.clock, plan.random).child(
+        { retriesLeft: plan.step.maxRetries, timeout },
+        timeout !== Number.POSITIVE_INFINITY,
+      );
+      scope.retryAttempt = true;
+      extras.scope = scope;
+    }
+    return extras.scope;
+  }
+
+  /** What `bail` left, on this context or on its scope; undefined when it was not called. */
+  bailedWith(): PermanentError | undefined {
+    return this.bailed ?? this.extras?.scope?.bailed;
+  }
+
   /** Goes on in the retry step's loop from this attempt, which failed with `error` (or bailed). */
   resume(error: unknown, site: CallSite | undefined): PromiseLike<T> {
     const plan = this.plan;
-    const clock = plan.clock;
-    // A shared reading of a clock replaced since (fake timers) cannot be compared with it: from now, then.
-    const real = this.real;
-    const start = real === undefined || sharedStartFits(real) ? this.start : clock.now();
-    const call = new RetryCall(plan.step, plan.loop(this.operation), new Scope(clock, plan.random), start);
-    call.resume(this.bailed ?? error, site);
+    const call = new RetryCall(
+      plan.step,
+      plan.loop(this.operation),
+      new Scope(plan.clock, plan.random),
+      this.began(),
+    );
+    call.resume(this.bailedWith() ?? error, site);
     return call.out;
+  }
+
+  /** The start, or now when it is a reading of a clock replaced since (fake timers), which cannot be compared with it. */
+  began(): number {
+    const real = this.real;
+    return real === undefined || sharedStartFits(real) ? this.start : this.plan.clock.now();
+  }
+
+  /** The attempt answered `value`, which ends the call: a listener that came while it ran hears of it. */
+  succeeded(value: T): T {
+    const step = this.plan.step;
+    if (!step.plainFirstAttempt()) step.accepted(value, 1, this.plan.clock, this.began(), 0);
+    return value;
   }
 }
 
@@ -159,9 +202,22 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
   resolve: ((value: T) => void) | undefined = undefined;
   reject: ((error: unknown) => void) | undefined = undefined;
   #reason: unknown = undefined;
+  /** The clock and timers the deadline, and the start, were read from. */
+  host: DeadlineHost | undefined = undefined;
+
+  /** The start, or now when the clock was replaced since (fake timers), which cannot be compared with it. */
+  override began(): number {
+    return this.plan.queue?.currentHost() === this.host ? this.start : this.plan.clock.now();
+  }
 
   override get timeout(): number {
     return (this.plan.limit as TimeoutStep).ms;
+  }
+
+  override [AS_SCOPE](): Scope {
+    const scope = super[AS_SCOPE]();
+    if (this.#reason !== undefined) scope.abort(this.#reason, "timeout");
+    return scope;
   }
 
   override get signal(): AbortSignal {
@@ -199,6 +255,7 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
     const error = withoutStack(() => new TimeoutError(limit.ms));
     this.#reason = error;
     this.extras?.controller?.abort(error);
+    this.extras?.scope?.abort(error, "timeout");
     limit.timedOut(1);
     (this.reject as (error: unknown) => void)(error);
   }
@@ -219,8 +276,10 @@ function timed<T>(plan: FirstPlan<T>, operation: Next<T>, limit: TimeoutStep): P
   const ms = limit.ms;
   if (queue === undefined || !(ms > 0) || limit.cooperative || limit.abortOnReturn) return undefined;
   const context = new TimedFirstAttempt<T>(plan, operation);
-  // The deadline's reading of the clock is the call's start.
+  // The deadline's reading of the clock is the call's start, compared with later readings only while the
+  // clock is still the same (fake timers may replace it meanwhile).
   context.start = queue.add(context, ms);
+  context.host = (context.lane as { host: DeadlineHost }).host;
   let result: T | PromiseLike<T>;
   try {
     result = operation(context);
@@ -234,10 +293,15 @@ function timed<T>(plan: FirstPlan<T>, operation: Next<T>, limit: TimeoutStep): P
   const attempt = new Promise<T>(capture as (resolve: (v: T) => void, reject: (e: unknown) => void) => void);
   capturing = undefined;
   // Observed even when the time ran out first, so that a late rejection is never unhandled.
-  answer.then(
-    (value: T) => context.answered(value),
-    (error: unknown) => context.failed(error),
-  );
+  try {
+    answer.then(
+      (value: T) => context.answered(value),
+      (error: unknown) => context.failed(error),
+    );
+  } catch (error) {
+    // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
+    context.failed(error);
+  }
   return settled(context, attempt);
 }
 
@@ -262,7 +326,12 @@ function untimed<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> {
     return settleAtEdge(context.resume(error, callSite(untimed)), true);
   }
   // A value, or a thenable of another kind, as a promise.
-  return settled(context, result instanceof Promise ? result : Promise.resolve(result));
+  try {
+    return settled(context, result instanceof Promise ? result : Promise.resolve(result));
+  } catch (error) {
+    // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
+    return settleAtEdge(context.resume(error, callSite(untimed)), true);
+  }
 }
 
 /**
@@ -272,5 +341,8 @@ function untimed<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> {
  */
 function settled<T>(context: FirstAttempt<T>, answer: Promise<T>): Promise<T> {
   const resume = (error: unknown): PromiseLike<T> => context.resume(error, callSite(resume));
-  return answer.then((value) => (context.bailed === undefined ? value : resume(undefined)), resume);
+  return answer.then(
+    (value) => (context.bailedWith() === undefined ? context.succeeded(value) : resume(undefined)),
+    resume,
+  );
 }

@@ -194,7 +194,9 @@ export class RetryStep<T = unknown> implements Step {
           return call.out;
         }
       }
-      if (step.#hearsSuccess || step.#events.any()) step.accepted(value, 1, clock, start, 0);
+      // A shared reading of a clock replaced since cannot be compared with it (see `startFit`).
+      if (step.#hearsSuccess || step.#events.any())
+        step.accepted(value, 1, clock, startFit(shared, real, start, clock), 0);
       return value;
     };
     let result: R | PromiseLike<R>;
@@ -206,7 +208,14 @@ export class RetryStep<T = unknown> implements Step {
     } catch (error) {
       return resume(error);
     }
-    if (result instanceof Promise) return result.then(settle, resume);
+    if (result instanceof Promise) {
+      try {
+        return result.then(settle, resume);
+      } catch (error) {
+        // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
+        return resume(error);
+      }
+    }
     if (!isThenable(result)) return settle(result);
     // A thenable of another kind (one that settles synchronously, say): through the loop, which does not
     // wait for a microtask.

@@ -158,10 +158,15 @@ class TimedRun<T> extends Deadline {
       capturing = undefined;
       if (this.#early) (this.#reject as (error: unknown) => void)(this.#earlyError);
       // Observed even when settled already, so that a late rejection is never unhandled.
-      result.then(
-        (value: T) => this.#succeeded(value),
-        (error: unknown) => this.#failed(error),
-      );
+      try {
+        result.then(
+          (value: T) => this.#succeeded(value),
+          (error: unknown) => this.#failed(error),
+        );
+      } catch (error) {
+        // A promise whose `then` throws (a hostile subclass's): that is what ran inside failing, as `await` has it.
+        this.#failed(error);
+      }
       return out;
     }
     return this.#eventual(result, true);
