@@ -230,12 +230,16 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
     return extras.controller.signal;
   }
 
-  /** The operation answered in time. */
+  /**
+   * The operation answered in time: the attempt's promise fulfils with the value, or, when the operation
+   * bailed, rejects, so that the call goes on in the loop (which ends it with what `bail` left).
+   */
   answered(value: T): void {
     if (this.done) return;
     this.done = true;
     this.plan.queue?.remove(this);
-    (this.resolve as (value: T) => void)(value);
+    if (this.bailedWith() !== undefined) (this.reject as (error: unknown) => void)(undefined);
+    else (this.resolve as (value: T) => void)(this.succeeded(value));
   }
 
   /** The operation failed in time. */
@@ -302,7 +306,9 @@ function timed<T>(plan: FirstPlan<T>, operation: Next<T>, limit: TimeoutStep): P
     // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
     context.failed(error);
   }
-  return settled(context, attempt);
+  // The value needs no handler of its own here: `answered` looked for a `bail` already.
+  const resume = (error: unknown): PromiseLike<T> => context.resume(error, callSite(resume));
+  return attempt.then(undefined, resume);
 }
 
 let capturing: TimedFirstAttempt<unknown> | undefined;
