@@ -321,6 +321,27 @@ describe("the shared reading of the real clock a call without a time limit start
     }
   });
 
+  it("of a timed call, is not compared with a fake performance installed alone while the call ran", async () => {
+    // Deadlines compare `setTimeout` at every call and the global `performance` only now and then: a failure
+    // compares both, so a start read from the real clock is never subtracted from a fake one.
+    for (let i = 0; i < 3; i++) await retry(async () => 1, { timeout: 60_000 });
+    const gate = deferred<void>();
+    const pending = retry(
+      async () => {
+        await gate.promise;
+        throw new Error("down");
+      },
+      { maxRetries: 0, timeout: 60_000 },
+    ).catch((thrown: unknown) => thrown);
+    vi.useFakeTimers({ toFake: ["performance"] });
+    try {
+      gate.resolve();
+      expect(retryReport(await pending)?.elapsed).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("is not compared with the readings of fake timers installed while the call ran", async () => {
     const passOn: Step = { execute: (next, context) => next(context) };
     for (const call of [

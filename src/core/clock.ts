@@ -243,10 +243,10 @@ function realHost(unref: boolean): DeadlineHost {
   // The global `performance` is an accessor in Node.js (about 7 ns a read): between full checks, a deadline
   // checks only `setTimeout` (a plain global, which fake timers always replace) and `now`.
   let quickLeft = 0;
-  const current = (): DeadlineHost => {
+  const current = (exact = false): DeadlineHost => {
     const set = globalThis.setTimeout;
     if (host !== undefined && source !== undefined) {
-      if (quickLeft > 0 && source.setTimeout === set && source.now === source.performance.now) {
+      if (!exact && quickLeft > 0 && source.setTimeout === set && source.now === source.performance.now) {
         quickLeft -= 1;
         return host;
       }

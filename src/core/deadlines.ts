@@ -39,7 +39,7 @@ export interface DeadlineHost {
    * so that it is never compared with another clock's readings nor left waiting on a timer that will not
    * fire. Without it, the host itself.
    */
-  current?(): DeadlineHost;
+  current?(exact?: boolean): DeadlineHost;
 }
 
 /** The deadlines of one duration, oldest first, and the timer set for (at most) the first's due time. */
@@ -84,9 +84,12 @@ export class DeadlineQueue {
     this.#host = host;
   }
 
-  /** The host whose clock and timers a deadline queued now runs on (see `DeadlineHost.current`). */
-  currentHost(): DeadlineHost {
-    return this.#host.current?.() ?? this.#host;
+  /**
+   * The host whose clock and timers a deadline queued now runs on (see `DeadlineHost.current`); `exact`:
+   * checked in full, not only by the quick check made between full ones.
+   */
+  currentHost(exact = false): DeadlineHost {
+    return this.#host.current?.(exact) ?? this.#host;
   }
 
   /** Deadlines queued. */

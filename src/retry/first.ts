@@ -207,7 +207,7 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
 
   /** The start, or now when the clock was replaced since (fake timers), which cannot be compared with it. */
   override began(): number {
-    return this.plan.queue?.currentHost() === this.host ? this.start : this.plan.clock.now();
+    return this.plan.queue?.currentHost(true) === this.host ? this.start : this.plan.clock.now();
   }
 
   override get timeout(): number {
