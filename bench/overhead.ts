@@ -92,6 +92,8 @@ function failingOnce(): () => Promise<number> {
 // Built once, outside the timed loops (the "reused" and "pipeline" rows).
 const reused = { maxRetries: 3 };
 const reusedTimeout = { maxRetries: 3, timeout: 1000 };
+/** A caller's signal that never aborts, shared by every call, as a server's request signal is by its calls. */
+const callerSignal = new AbortController().signal;
 const reusedZero = { maxRetries: 3, backoff: backoff.none() };
 const robustlyPipeline = pipeline(steps.retry({ maxRetries: 3 }));
 const robustlyPipelineTimeout = pipeline(steps.retry({ maxRetries: 3 }), steps.timeout(1000));
@@ -190,6 +192,24 @@ const scenarios: Scenario[] = [
     cells: {
       robustly: { call: "`retry(op, options)`", run: () => retry(opReadingSignal, reusedTimeout) },
       cockatiel: { call: "`wrapped.execute(op)`", run: () => cockatielTimeout.execute(opReadingSignal) },
+    },
+  },
+  {
+    id: "caller-signal",
+    title: "options written inline, with the caller's signal (a request's, say)",
+    cells: {
+      robustly: {
+        call: "`retry(op, { maxRetries: 3, signal })`",
+        run: () => retry(op, { maxRetries: 3, signal: callerSignal }),
+      },
+      "p-retry": {
+        call: "`pRetry(op, { retries: 3, signal })`",
+        run: () => pRetry(op, { retries: 3, signal: callerSignal }),
+      },
+      cockatiel: {
+        call: "`policy.execute(op, signal)`",
+        run: () => cockatielPolicy.execute(op, callerSignal),
+      },
     },
   },
   {
