@@ -1,7 +1,6 @@
 // The bulkhead: at most `limit` executions at once, `queue` more waiting in order, the rest refused at
 // once; a waiter's abort takes it out of the line, a running one's frees its place, and every place is
 // given back exactly once, through the controller (`execute`) and through the pipeline's step alike.
-import { getEventListeners } from "node:events";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Bulkhead, BulkheadRejectedError, bulkhead, MAX_BULKHEAD } from "../src/bulkhead/bulkhead.js";
@@ -12,12 +11,10 @@ import type { ExecutionContext } from "../src/pipeline/context.js";
 import { pipeline } from "../src/pipeline/pipeline.js";
 import { VirtualClock } from "../src/testing/virtual-clock.js";
 import { timeoutStep } from "../src/timeout/step.js";
-import { deferred } from "./support/drive.js";
+import { abortListeners, deferred } from "./support/drive.js";
 
 /** Lets every queued continuation run (no time passes on any clock). */
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-const abortListeners = (signal: AbortSignal) => getEventListeners(signal, "abort").length;
 
 /** How a promise settled, without leaving a rejection unhandled. */
 function outcome<T>(promise: Promise<T>) {

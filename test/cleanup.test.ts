@@ -1,7 +1,8 @@
+import { getEventListeners } from "node:events";
 import fc from "fast-check";
-import { backoff, type Clock, jitter, PermanentError, retry, systemClock } from "robustly";
+import { backoff, type Clock, jitter, PermanentError, pipeline, retry, steps, systemClock } from "robustly";
 import { seededRandom } from "robustly/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { abortListeners, drive, tick, VirtualClock } from "./support/drive.js";
 
 type Step = "ok" | "fail" | "hang" | "permanent" | "sync-throw";
@@ -105,5 +106,43 @@ describe("nothing is left behind", () => {
     const after = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
     expect(after).toBeLessThanOrEqual(before);
     expect(abortListeners(controller.signal)).toBe(0);
+  });
+
+  it("calls made one after another on one signal keep one listener, gone at the next turn of the event loop", async () => {
+    const { signal } = new AbortController();
+    const listeners = () => getEventListeners(signal, "abort").length;
+    const op = async () => 1;
+    for (let i = 0; i < 5; i++) {
+      await retry(op, { maxRetries: 3, signal });
+      await retry(op, { maxRetries: 3, timeout: 1000, signal });
+      await pipeline(steps.retry({ maxRetries: 3 })).execute(op, { signal });
+      expect(listeners()).toBe(1);
+    }
+    // Not the listener count the helper reads (it sweeps): the one Node reports, after a turn on its own.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(listeners()).toBe(0);
+  });
+
+  it("removes the listener at the next turn even while a test's fake timers hold the timers back", async () => {
+    const { signal } = new AbortController();
+    vi.useFakeTimers();
+    try {
+      await retry(async () => 1, { maxRetries: 3, signal });
+      expect(getEventListeners(signal, "abort")).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(getEventListeners(signal, "abort")).toHaveLength(0);
+  });
+
+  it("a signal that aborts after its last call ended, before the listener went, troubles nothing", async () => {
+    const controller = new AbortController();
+    const aborted = vi.fn();
+    await retry(async () => 1, { maxRetries: 3, signal: controller.signal, onGiveUp: aborted });
+    controller.abort(new Error("late"));
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    expect(aborted).not.toHaveBeenCalled();
+    await expect(retry(async () => 1, { signal: controller.signal })).rejects.toThrow("late");
   });
 });

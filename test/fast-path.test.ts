@@ -24,7 +24,7 @@ import {
   systemClock,
   unrefClock,
 } from "../src/core/clock.js";
-import { deferred } from "./support/drive.js";
+import { abortListeners, deferred } from "./support/drive.js";
 
 // `retry(op, options)` makes its first attempt without building the retry loop, and builds it only when
 // that attempt fails. These tests check that the call behaves exactly as the retry step run in a pipeline
@@ -672,6 +672,121 @@ describe("the first attempt made without the pipeline, on the real clock driven 
   });
 });
 
+describe("the first attempt made without the pipeline, with the caller's signal", () => {
+  /** What one attempt does: answer or fail after `after` ms, or hang; the caller may abort meanwhile. */
+  type Move = {
+    kind: "value" | "throw" | "reject" | "hang" | "bail late";
+    after: number;
+    /** Abort the caller's signal as the attempt starts (before it answers), or this many ms into it. */
+    abort: "no" | "at once" | number;
+  };
+  const move: fc.Arbitrary<Move> = fc.record({
+    kind: fc.constantFrom(
+      "value" as const,
+      "throw" as const,
+      "reject" as const,
+      "hang" as const,
+      "bail late" as const,
+    ),
+    after: fc.integer({ min: 0, max: 30 }),
+    abort: fc.oneof(
+      fc.constantFrom("no" as const, "no" as const, "at once" as const),
+      fc.integer({ min: 0, max: 30 }),
+    ),
+  });
+
+  it("ends, aborts, reports and cleans up as the retry step and timeout step in a pipeline do", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ move, readSignal: fc.boolean() }), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.constantFrom(0, 5, 20),
+        async (plan, maxRetries, ms) => {
+          vi.useFakeTimers();
+          try {
+            const run = async (how: "retry" | "wrap" | "pipeline" | "full pipeline") => {
+              const heard: unknown[] = [];
+              const signals: AbortSignal[] = [];
+              const controller = new AbortController();
+              const reason = new Error("caller left");
+              const options: RetryOptions<number> = {
+                maxRetries,
+                backoff: backoff.constant({ base: 3 }),
+                jitter: jitter.none(),
+                onError: (error, retries) => heard.push(["onError", (error as Error).message, retries]),
+                onRetry: ({ retries, delay, elapsed }) => heard.push(["onRetry", retries, delay, elapsed]),
+                onGiveUp: ({ reason, outcome, attempts, elapsed, idle }) =>
+                  heard.push(["onGiveUp", reason, (outcome as Error).message, attempts, elapsed, idle]),
+              };
+              const wait = (after: number) => new Promise((resolve) => setTimeout(resolve, after));
+              const op = async (ctx: AttemptContext): Promise<number> => {
+                const { attempt, retries, retriesLeft, timeout, hedge, elapsed } = ctx;
+                heard.push(["attempt", { attempt, retries, retriesLeft, timeout, hedge, elapsed }]);
+                const { move: step, readSignal } = plan[
+                  Math.min(attempt, plan.length) - 1
+                ] as (typeof plan)[0];
+                if (readSignal) signals.push(ctx.signal);
+                if (step.abort === "at once") controller.abort(reason);
+                else if (step.abort !== "no") setTimeout(() => controller.abort(reason), step.abort);
+                if (step.kind === "throw" && step.after === 0) throw failure(1, attempt);
+                await wait(step.after);
+                switch (step.kind) {
+                  case "value":
+                    return attempt * 10;
+                  case "throw":
+                  case "reject":
+                    throw failure(2, attempt);
+                  case "hang":
+                    return new Promise<number>(() => {});
+                  case "bail late":
+                    ctx.bail(failure(9, attempt));
+                    return 0;
+                }
+              };
+              const signal = controller.signal;
+              const limit = ms > 0 ? [steps.timeout(ms)] : [];
+              const timeout = ms > 0 ? { timeout: ms } : {};
+              const p = pipeline(steps.retry(options), ...limit);
+              const started = performance.now();
+              const call =
+                how === "retry"
+                  ? retry(op, { ...options, ...timeout, signal })
+                  : how === "wrap"
+                    ? wrap(op, { ...options, ...timeout, signal })()
+                    : p.execute(op, how === "pipeline" ? { signal } : { signal, clock: systemClock });
+              let settledAt: number | undefined;
+              const ended = ending(call.finally(() => (settledAt = performance.now() - started)));
+              await vi.runAllTimersAsync();
+              // An attempt that hangs with no time limit and no abort: still pending, until the caller leaves.
+              const pending = settledAt === undefined;
+              if (pending) controller.abort(new Error("caller gave up waiting"));
+              await vi.runAllTimersAsync();
+              const result = await ended;
+              return {
+                result,
+                pending,
+                settledAt,
+                heard,
+                signals: signals.map((s) => [s.aborted, (s.reason as Error | undefined)?.message]),
+                queued: deadlinesOf(systemClock)?.size,
+                listeners: abortListeners(signal),
+              };
+            };
+            const reference = await run("full pipeline");
+            expect(reference).toMatchObject({ queued: 0, listeners: 0 });
+            expect(await run("retry")).toEqual(reference);
+            expect(await run("wrap")).toEqual(reference);
+            expect(await run("pipeline")).toEqual(reference);
+          } finally {
+            vi.useRealTimers();
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe("a wrapped function's first attempt made without the pipeline", () => {
   it("gives what the pipeline gives, with the receiver and arguments it was called with", async () => {
     await fc.assert(
@@ -680,33 +795,42 @@ describe("a wrapped function's first attempt made without the pipeline", () => {
         fc.array(fc.integer(), { maxLength: 3 }),
         fc.boolean(),
         async ({ plan, maxRetries, retryOnResult, withCallbacks, seed }, args, withThis) => {
-          const run = async (through: "first attempt" | "pipeline") => {
+          const run = async (through: "first attempt" | "with a signal" | "pipeline") => {
             const record: Record = { contexts: [], heard: [] };
             const clock = new VirtualClock();
             const inner = operation(plan, record, true);
             const seen: unknown[] = [];
-            const wrapped = wrap(
-              function (this: unknown, ctx: AttemptContext, ...given: number[]) {
-                seen.push([this, given]);
-                return inner(ctx);
-              },
-              {
-                maxRetries,
-                clock,
-                random: seededRandom(seed),
-                ...(retryOnResult ? { retryOnResult: (value: number) => value < 0 } : {}),
-                ...(withCallbacks ? callbacks(record, true) : {}),
-                // A signal (never aborted) sends every call through the pipeline.
-                ...(through === "pipeline" ? { signal: new AbortController().signal } : {}),
-              },
-            );
+            const fn = function (this: unknown, ctx: AttemptContext, ...given: number[]) {
+              seen.push([this, given]);
+              return inner(ctx);
+            };
+            const options: RetryOptions<number> = {
+              maxRetries,
+              ...(retryOnResult ? { retryOnResult: (value: number) => value < 0 } : {}),
+              ...(withCallbacks ? callbacks(record, true) : {}),
+            };
+            const random = seededRandom(seed);
             const receiver = { name: "receiver" };
-            const call = withThis ? wrapped.call(receiver, ...args) : wrapped(...args);
+            let call: Promise<number>;
+            if (through === "pipeline") {
+              // The reference: the pipeline the options build, executed with options (through its steps).
+              call = retryPipeline(options).execute(
+                (ctx: AttemptContext) => fn.call(withThis ? receiver : undefined, ctx, ...args),
+                { clock, random },
+              );
+            } else {
+              // A signal that never aborts, watched by the first attempt.
+              const signal = through === "with a signal" ? { signal: new AbortController().signal } : {};
+              const wrapped = wrap(fn, { ...options, clock, random, ...signal });
+              call = withThis ? wrapped.call(receiver, ...args) : wrapped(...args);
+            }
             const ended = ending(call);
             await clock.runAll();
             return { ended: await ended, seen, ...record };
           };
-          expect(await run("first attempt")).toEqual(await run("pipeline"));
+          const reference = await run("pipeline");
+          expect(await run("first attempt")).toEqual(reference);
+          expect(await run("with a signal")).toEqual(reference);
         },
       ),
       { numRuns: 200 },

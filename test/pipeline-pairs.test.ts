@@ -3,7 +3,6 @@
 // the whole, inside each run; a breaker outside counts calls, inside attempts (or hedges); and so on for
 // hedge, chaos, bulkhead, fallback, a user-written step and a pipeline nested as a step. Everything runs on
 // a VirtualClock with fixed randomness; every call that is aborted or timed out must leave no timer behind.
-import { getEventListeners } from "node:events";
 import {
   BrokenCircuitError,
   BulkheadRejectedError,
@@ -30,6 +29,7 @@ import {
 } from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { abortListeners } from "./support/drive.js";
 
 // ---------------------------------------------------------------------------------------------------------
 // Helpers
@@ -40,8 +40,6 @@ const c100 = { backoff: backoff.constant({ base: 100 }), jitter: jitter.none() }
 
 /** Lets queued continuations run (no time passes on any clock). */
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-const abortListeners = (signal: AbortSignal) => getEventListeners(signal, "abort").length;
 
 /** How a call settled, with the virtual time and the timers still set at that very moment. */
 type Settled<T> =

@@ -1,6 +1,5 @@
 // robustFetch against a real HTTP server on loopback that fails on command. Real timers, short backoffs
 // (10 ms) and short timeouts: the whole file runs in about a second.
-import { getEventListeners } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { backoff, circuitBreaker, jitter, OptionError, type RetryEvent, TimeoutError } from "robustly";
@@ -13,7 +12,7 @@ import {
   robustFetch,
   withRetry,
 } from "../src/http/robust-fetch.js";
-import { within } from "./support/drive.js";
+import { abortListeners, within } from "./support/drive.js";
 
 /** What the server does with the next request; an empty script answers 200 "ok". */
 type Step =
@@ -334,7 +333,7 @@ describe("robustFetch: connections and signals", () => {
     await expect(call).rejects.toBe(reason);
     expect(performance.now() - started).toBeLessThan(1000);
     expect(seen).toHaveLength(1);
-    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    expect(abortListeners(controller.signal)).toBe(0);
   });
 
   it("rejects with the caller's reason when aborted mid-attempt, and the request is cut", async () => {
@@ -344,7 +343,7 @@ describe("robustFetch: connections and signals", () => {
     setTimeout(() => controller.abort(reason), 50);
     await expect(robustFetch(base, { signal: controller.signal }, fast)).rejects.toBe(reason);
     await within(2000, "the hung request's connection closing", closed[0] as Promise<void>);
-    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    expect(abortListeners(controller.signal)).toBe(0);
   });
 
   it("rejects at once, without a request, when the signal has already aborted", async () => {
@@ -355,7 +354,7 @@ describe("robustFetch: connections and signals", () => {
 
   it("leaves no listener on the caller's signal, whatever the outcome", async () => {
     const signal = new AbortController().signal;
-    const listeners = () => getEventListeners(signal, "abort").length;
+    const listeners = () => abortListeners(signal);
 
     script = [{ status: 503 }];
     await (await robustFetch(base, { signal }, { ...fast, timeout: 1000 })).text();
@@ -384,14 +383,14 @@ describe("robustFetch: connections and signals", () => {
     const request = new AbortController();
     const api = withRetry(fetch, { ...fast, signal: shutdown.signal });
     expect(await (await api(base, { signal: request.signal })).text()).toBe("ok");
-    expect(getEventListeners(shutdown.signal, "abort")).toHaveLength(0);
-    expect(getEventListeners(request.signal, "abort")).toHaveLength(0);
+    expect(abortListeners(shutdown.signal)).toBe(0);
+    expect(abortListeners(request.signal)).toBe(0);
 
     script = [{ status: 503, headers: { "retry-after": "30" } }];
     const reason = new Error("shutting down");
     setTimeout(() => shutdown.abort(reason), 50);
     await expect(api(base, { signal: request.signal })).rejects.toBe(reason);
-    expect(getEventListeners(request.signal, "abort")).toHaveLength(0);
+    expect(abortListeners(request.signal)).toBe(0);
   });
 });
 

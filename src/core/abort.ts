@@ -1,18 +1,94 @@
 /**
  * One `abort` listener per signal, however many calls watch it. Many calls that share one caller's signal
  * (a request's, a shutdown's) would otherwise add a listener each, and Node warns of a leak past ten.
+ *
+ * When the last call watching a signal ends, its listener is removed at the next turn of the event loop,
+ * not at once: calls made one after another on one signal (awaited in turn, in one request's handling)
+ * then keep one listener between them, where adding and removing it for each would cost more than the rest
+ * of the call. A signal no call watches keeps no listener of robustly's past that turn.
  */
+import { atNextTurn } from "./clock.js";
 
-type Watchers = Set<() => void>;
+/** What is told when a watched signal aborts. */
+export interface AbortWatcher {
+  /** The signal aborted (called once, unless unwatched first). */
+  signalAborted(): void;
+}
+
+/**
+ * The watchers of one signal, and whether its listener is on. Kept (in a weak map) while the signal
+ * lives, so that calls made one after another on one signal do not build it anew each time.
+ */
+class Watchers extends Set<AbortWatcher> {
+  readonly signal: AbortSignal;
+  listening = false;
+
+  constructor(signal: AbortSignal) {
+    super();
+    this.signal = signal;
+  }
+}
 
 const watched = new WeakMap<AbortSignal, Watchers>();
 
 function fire(this: AbortSignal): void {
   const watchers = watched.get(this);
-  if (watchers === undefined) return;
-  watched.delete(this);
+  if (watchers === undefined || !watchers.listening) return;
+  watchers.listening = false;
   this.removeEventListener("abort", fire);
-  for (const watcher of [...watchers]) watcher();
+  const told = [...watchers];
+  watchers.clear();
+  for (const watcher of told) watcher.signalAborted();
+}
+
+/**
+ * Tells `watcher` once when `signal` aborts, unless `unwatch(signal, watcher)` is called first. The signal
+ * must not have aborted yet (check `signal.aborted` first). An object, not a callback, so that a call
+ * that watches its caller's signal allocates nothing for it.
+ */
+export function watch(signal: AbortSignal, watcher: AbortWatcher): void {
+  let watchers = watched.get(signal);
+  if (watchers === undefined) {
+    watchers = new Watchers(signal);
+    watched.set(signal, watchers);
+  }
+  watchers.add(watcher);
+  if (!watchers.listening) {
+    watchers.listening = true;
+    signal.addEventListener("abort", fire);
+  }
+}
+
+/**
+ * Stops telling `watcher` of `signal`'s abort; the listener goes at the next turn of the event loop if no
+ * one watches the signal by then.
+ */
+export function unwatch(signal: AbortSignal, watcher: AbortWatcher): void {
+  const watchers = watched.get(signal);
+  if (watchers === undefined || !watchers.delete(watcher) || watchers.size > 0 || !watchers.listening) return;
+  idle.add(watchers);
+  if (sweepSet) return;
+  sweepSet = atNextTurn(sweep);
+  // Where no timer can be set, at once.
+  if (!sweepSet) sweep();
+}
+
+/** Signals whose last watcher went, their listener still on. */
+const idle = new Set<Watchers>();
+let sweepSet = false;
+
+/**
+ * Removes the listener of every signal no one watches any more. Runs at the next turn of the event loop
+ * after a signal's last watcher went; a test may call it to look at a signal's listeners at once.
+ */
+export function sweep(): void {
+  sweepSet = false;
+  for (const watchers of idle) {
+    if (watchers.size > 0 || !watchers.listening) continue;
+    watchers.listening = false;
+    watchers.signal.removeEventListener("abort", fire);
+  }
+  idle.clear();
 }
 
 /**
@@ -20,18 +96,7 @@ function fire(this: AbortSignal): void {
  * must not have aborted yet (check `signal.aborted` first).
  */
 export function watchAbort(signal: AbortSignal, callback: () => void): () => void {
-  let watchers = watched.get(signal);
-  if (watchers === undefined) {
-    watchers = new Set();
-    watched.set(signal, watchers);
-    signal.addEventListener("abort", fire);
-  }
-  const mine = () => callback();
-  watchers.add(mine);
-  return () => {
-    const current = watched.get(signal);
-    if (current === undefined || !current.delete(mine) || current.size > 0) return;
-    watched.delete(signal);
-    signal.removeEventListener("abort", fire);
-  };
+  const mine: AbortWatcher = { signalAborted: callback };
+  watch(signal, mine);
+  return () => unwatch(signal, mine);
 }

@@ -38,6 +38,30 @@ const immediate =
     : undefined;
 
 /**
+ * The platform's timer for "at the next turn of the event loop" as it was when this module loaded (a
+ * test's fake timers installed later do not hold it back): `setImmediate`, else `setTimeout(0)`.
+ */
+const turnTimer: ((callback: () => void) => { unref?: () => void }) | undefined = (() => {
+  const setImmediate = globalThis.setImmediate;
+  if (typeof setImmediate === "function") return (callback: () => void) => setImmediate(callback);
+  const setTimeout = globalThis.setTimeout;
+  if (typeof setTimeout === "function")
+    return (callback: () => void) => setTimeout(callback, 0) as unknown as { unref?: () => void };
+  return undefined;
+})();
+
+/**
+ * Calls `callback` at the next turn of the event loop, on a timer that does not keep the process alive:
+ * for housekeeping that may wait until the microtasks running now are done. False, with nothing set, where
+ * the platform has no timers.
+ */
+export function atNextTurn(callback: () => void): boolean {
+  if (turnTimer === undefined) return false;
+  turnTimer(callback).unref?.();
+  return true;
+}
+
+/**
  * A real timer of any length: one beyond what a timer can hold is a chain of the longest ones, so that it
  * fires when its time comes rather than at once (or, capped, early). `unref` lets the process exit while
  * it waits, where the platform can.

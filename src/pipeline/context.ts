@@ -2,7 +2,7 @@
  * The one execution context every step and the operation see, and how a step makes a narrower one for
  * what runs inside it (an attempt, a timed part, a hedge).
  */
-import { watchAbort } from "../core/abort.js";
+import { type AbortWatcher, unwatch, watch } from "../core/abort.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { PermanentError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
@@ -236,20 +236,31 @@ function noop(): void {}
  * executions that share one signal add one listener to it between them (see `watchAbort`); `close()`
  * removes this one's when the execution has settled.
  */
-export class RootScope extends Scope {
-  #unwatch: (() => void) | undefined;
+export class RootScope extends Scope implements AbortWatcher {
+  #signal: AbortSignal | undefined;
 
   constructor(clock: Clock, random: Random, signal?: AbortSignal) {
     super(clock, random, undefined, undefined, signal !== undefined);
     if (signal === undefined) return;
     if (signal.aborted) this.abort(signal.reason, "caller");
-    else this.#unwatch = watchAbort(signal, () => this.abort(signal.reason, "caller"));
+    else {
+      this.#signal = signal;
+      watch(signal, this);
+    }
+  }
+
+  /** The caller's signal aborted. */
+  signalAborted(): void {
+    const signal = this.#signal;
+    this.#signal = undefined;
+    if (signal !== undefined) this.abort(signal.reason, "caller");
   }
 
   /** Stops watching the caller's signal. */
   override close(): void {
-    this.#unwatch?.();
-    this.#unwatch = undefined;
+    const signal = this.#signal;
+    this.#signal = undefined;
+    if (signal !== undefined) unwatch(signal, this);
   }
 }
 

@@ -28,7 +28,7 @@ export type Operation<T> = (context: ExecutionContext) => T | PromiseLike<T>;
 
 /** What runs an execution's first attempt without the steps' machinery, when it can (see `Pipeline`). */
 interface FirstAttemptRunner {
-  run<T>(operation: Next<T>): Promise<T> | undefined;
+  run<T>(operation: Next<T>, signal?: AbortSignal): Promise<T> | undefined;
 }
 
 export class Pipeline implements Step {
@@ -99,9 +99,13 @@ export class Pipeline implements Step {
 
   #edge<T>(operation: Operation<T>, options: ExecuteOptions | undefined): Promise<T> {
     const first = this.#first;
-    if (options === undefined && first !== undefined && typeof operation === "function") {
-      const out = first.run(operation as Next<T>);
-      if (out !== undefined) return out;
+    if (first !== undefined && typeof operation === "function") {
+      // Without options, or with the caller's signal alone (`execute(op, { signal })`).
+      const signal = options === undefined ? undefined : signalAlone(options);
+      if (options === undefined || signal !== undefined) {
+        const out = first.run(operation as Next<T>, signal);
+        if (out !== undefined) return out;
+      }
     }
     let scope: Scope;
     try {
@@ -137,6 +141,15 @@ export function runAtEdge<T>(
     scope.close();
     return Promise.reject(unwrap(error));
   }
+  return guardAtEdge(scope, result, finalAtEdge);
+}
+
+/**
+ * The caller's promise for what steps answered in `scope`: settled as `settleAtEdge` does, and, for a scope
+ * the caller's signal can abort, rejecting at once when it does, with the signal's listener removed when
+ * it settles.
+ */
+export function guardAtEdge<T>(scope: Scope, result: T | PromiseLike<T>, finalAtEdge: boolean): Promise<T> {
   if (!scope.canAbort) return settleAtEdge(result, finalAtEdge);
   return new Promise<T>((resolve, reject) => {
     let done = false;
@@ -190,10 +203,18 @@ export function settleAtEdge<T>(result: T | PromiseLike<T>, finalAtEdge: boolean
  * frames added to an error a retry step ended the call with. It runs as a reaction to a promise the
  * caller awaits, where the runtime links the caller's frames to the stack.
  */
-function atEdge(error: unknown): never {
+export function atEdge(error: unknown): never {
   const final = unwrap(error);
   if (retryReport(final) !== undefined) addCallSite(final, callSite(atEdge));
   throw final;
+}
+
+/** The signal of execute options that hold an AbortSignal and nothing else; undefined for any others. */
+function signalAlone(options: ExecuteOptions): AbortSignal | undefined {
+  if (options === null || typeof options !== "object") return undefined;
+  for (const key in options) if (key !== "signal") return undefined;
+  const signal = options.signal;
+  return signal instanceof AbortSignal ? signal : undefined;
 }
 
 function checkExecuteOptions(options: ExecuteOptions | undefined): ExecuteOptions {

@@ -6,11 +6,13 @@
  * pipeline runs it: what a user sees (values, errors, reports, events, the context's fields) is the same
  * either way.
  *
- * Used only when nothing else needs the first attempt: no caller's signal, no budget, no first delay, no
- * `onAttempt` or `retryOnResult`, nobody to tell of a success or listening to the retry step, and no step
- * but a retry step and (on the real clocks, for a limit above 0) a per-attempt timeout.
+ * Used only when nothing else needs the first attempt: no budget, no first delay, no `onAttempt` or
+ * `retryOnResult`, nobody to tell of a success or listening to the retry step, and no step but a retry
+ * step and (on the real clocks, for a limit above 0) a per-attempt timeout. The caller's signal is watched
+ * by the attempt itself: an abort ends the call at once, as the loop would end it.
  */
 
+import { type AbortWatcher, unwatch, watch } from "../core/abort.js";
 import { type CallSite, callSite } from "../core/call-site.js";
 import {
   type Clock,
@@ -24,8 +26,8 @@ import {
 import type { Deadline, DeadlineHost, DeadlineQueue } from "../core/deadlines.js";
 import { PermanentError, TimeoutError, withoutStack } from "../core/errors.js";
 import type { Random } from "../core/random.js";
-import { AS_SCOPE, type ExecutionContext, Scope } from "../pipeline/context.js";
-import { settleAtEdge } from "../pipeline/pipeline.js";
+import { type AbortKind, AS_SCOPE, type ExecutionContext, RootScope, Scope } from "../pipeline/context.js";
+import { atEdge, guardAtEdge, settleAtEdge } from "../pipeline/pipeline.js";
 import type { Next } from "../pipeline/step.js";
 import type { TimeoutStep } from "../timeout/step.js";
 import { RetryCall } from "./call.js";
@@ -57,9 +59,9 @@ export class FirstPlan<T> {
     this.sharedStart = (clock === systemClock || clock === unrefClock) && !step.timeBound;
   }
 
-  /** Runs a call's first attempt here; undefined when it cannot (see `runFirst`). */
-  run(operation: Next<T>): Promise<T> | undefined {
-    return runFirst(this, operation);
+  /** Runs a call's first attempt here, on the caller's `signal` if any; undefined when it cannot (see `runFirst`). */
+  run(operation: Next<T>, signal?: AbortSignal): Promise<T> | undefined {
+    return runFirst(this, operation, signal);
   }
 
   /** What the retry loop runs for each attempt after the first: the operation, through the timeout step if any. */
@@ -147,10 +149,9 @@ class FirstAttempt<T> implements ExecutionContext {
     const extras = this.extras;
     if (extras.scope === undefined) {
       const plan = this.plan;
-      const timeout = this.timeout;
       const scope = new Scope(plan.clock, plan.random).child(
-        { retriesLeft: plan.step.maxRetries, timeout },
-        timeout !== Number.POSITIVE_INFINITY,
+        { retriesLeft: plan.step.maxRetries, timeout: this.timeout },
+        this.abortable(),
       );
       scope.retryAttempt = true;
       extras.scope = scope;
@@ -161,6 +162,11 @@ class FirstAttempt<T> implements ExecutionContext {
   /** What `bail` left, on this context or on its scope; undefined when it was not called. */
   bailedWith(): PermanentError | undefined {
     return this.bailed ?? this.extras?.scope?.bailed;
+  }
+
+  /** Whether something may abort the attempt before it answers (a time limit, the caller's signal). */
+  protected abortable(): boolean {
+    return false;
   }
 
   /** Goes on in the retry step's loop from this attempt, which failed with `error` (or bailed). */
@@ -190,33 +196,48 @@ class FirstAttempt<T> implements ExecutionContext {
   }
 }
 
-/** A first attempt with a time limit: also its deadline in the clock's shared queue. */
-class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
+/**
+ * A first attempt the caller's promise may have to end before the operation answers: here, one with a time
+ * limit, also its deadline in the clock's shared queue (see `CallerFirstAttempt` for the caller's signal).
+ * Its own promise settles when the operation answers or the time runs out, whichever comes first.
+ */
+class WatchedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
   at = 0;
   prev: Deadline | undefined = undefined;
   next: Deadline | undefined = undefined;
   lane: Deadline["lane"] = undefined;
-  /** The attempt has answered or run out of time. */
+  /** The attempt has answered, run out of time or been aborted by the caller. */
   done = false;
   /** Settle the promise the call waits on for this attempt. */
   resolve: ((value: T) => void) | undefined = undefined;
   reject: ((error: unknown) => void) | undefined = undefined;
-  #reason: unknown = undefined;
-  /** The clock and timers the deadline, and the start, were read from. */
+  /** Why the attempt was aborted (a `TimeoutError`, the caller's reason); undefined while it was not. */
+  reason: unknown = undefined;
+  /** The clock and timers the deadline, and the start, were read from (with a time limit). */
   host: DeadlineHost | undefined = undefined;
 
   /** The start, or now when the clock was replaced since (fake timers), which cannot be compared with it. */
   override began(): number {
+    if (this.host === undefined) return super.began();
     return this.plan.queue?.currentHost(true) === this.host ? this.start : this.plan.clock.now();
   }
 
   override get timeout(): number {
-    return (this.plan.limit as TimeoutStep).ms;
+    return this.plan.limit?.ms ?? Number.POSITIVE_INFINITY;
+  }
+
+  protected override abortable(): boolean {
+    return true;
+  }
+
+  /** Why `reason` aborted the attempt. */
+  protected abortKind(): AbortKind {
+    return "timeout";
   }
 
   override [AS_SCOPE](): Scope {
     const scope = super[AS_SCOPE]();
-    if (this.#reason !== undefined) scope.abort(this.#reason, "timeout");
+    if (this.reason !== undefined) scope.abort(this.reason, this.abortKind());
     return scope;
   }
 
@@ -225,9 +246,15 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
     const extras = this.extras;
     if (extras.controller === undefined) {
       extras.controller = new AbortController();
-      if (this.#reason !== undefined) extras.controller.abort(this.#reason);
+      if (this.reason !== undefined) extras.controller.abort(this.reason);
     }
     return extras.controller.signal;
+  }
+
+  /** Marks the attempt over, out of the deadline queue. */
+  end(): void {
+    this.done = true;
+    this.plan.queue?.remove(this);
   }
 
   /**
@@ -236,8 +263,7 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
    */
   answered(value: T): void {
     if (this.done) return;
-    this.done = true;
-    this.plan.queue?.remove(this);
+    this.end();
     if (this.bailedWith() !== undefined) (this.reject as (error: unknown) => void)(undefined);
     else (this.resolve as (value: T) => void)(this.succeeded(value));
   }
@@ -245,59 +271,156 @@ class TimedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
   /** The operation failed in time. */
   failed(error: unknown): void {
     if (this.done) return;
-    this.done = true;
-    this.plan.queue?.remove(this);
+    this.end();
     (this.reject as (error: unknown) => void)(error);
   }
 
   /** Its time ran out: the signal aborts and the attempt fails with a `TimeoutError`. */
   expire(): void {
     if (this.done) return;
-    this.done = true;
+    this.end();
     const limit = this.plan.limit as TimeoutStep;
     // Made in a timer callback, where a stack says nothing about the caller: none is captured.
     const error = withoutStack(() => new TimeoutError(limit.ms));
-    this.#reason = error;
-    this.extras?.controller?.abort(error);
-    this.extras?.scope?.abort(error, "timeout");
+    this.abortWith(error);
     limit.timedOut(1);
     (this.reject as (error: unknown) => void)(error);
+  }
+
+  /** Aborts the attempt's signal (and scope, if made) with `reason`. */
+  protected abortWith(reason: unknown): void {
+    this.reason = reason;
+    this.extras?.controller?.abort(reason);
+    this.extras?.scope?.abort(reason, this.abortKind());
   }
 }
 
 /**
- * Runs the first attempt of a short form; undefined when this call cannot run here (the caller then runs
- * it through its pipeline).
+ * A first attempt the caller's signal may abort (with a time limit too, or not): an abort ends the call
+ * at once, as the retry loop would end it; a failure goes on in the loop on a root scope of that signal.
  */
-export function runFirst<T>(plan: FirstPlan<T>, operation: Next<T>): Promise<T> | undefined {
-  if (!plan.step.plainFirstAttempt()) return undefined;
-  return plan.limit === undefined ? untimed(plan, operation) : timed(plan, operation, plan.limit);
+class CallerFirstAttempt<T> extends WatchedFirstAttempt<T> implements AbortWatcher {
+  /** The caller's signal, watched while the attempt runs. */
+  readonly caller: AbortSignal;
+  /** The caller aborted it: its promise rejected with the signal's reason, and `onGiveUp` was told. */
+  abortedByCaller = false;
+
+  constructor(plan: FirstPlan<T>, operation: Next<T>, caller: AbortSignal) {
+    super(plan, operation);
+    this.caller = caller;
+  }
+
+  protected override abortKind(): AbortKind {
+    return this.abortedByCaller ? "caller" : "timeout";
+  }
+
+  /** Marks the attempt over: out of the deadline queue, and the caller's signal no longer watched. */
+  override end(): void {
+    this.done = true;
+    if (this.lane !== undefined) this.plan.queue?.remove(this);
+    unwatch(this.caller, this);
+  }
+
+  /**
+   * The caller aborted: as the retry loop does, `onGiveUp` hears of it first, then the attempt's signal
+   * aborts, and the caller's promise rejects at once with the signal's reason.
+   */
+  signalAborted(): void {
+    if (this.done) return;
+    this.end();
+    const reason = this.caller.reason;
+    this.abortedByCaller = true;
+    this.giveUpAborted(reason);
+    this.abortWith(reason);
+    (this.reject as (error: unknown) => void)(reason);
+  }
+
+  /** Tells `onGiveUp` (and `giveUp` listeners) that the caller's abort ended the call in its first attempt. */
+  giveUpAborted(reason: unknown): void {
+    const clock = this.plan.clock;
+    this.plan.step.gaveUp(reason, "aborted", 1, clock.now() - this.began(), 0, false);
+  }
+
+  /**
+   * Goes on from this attempt, which failed with `error` (or bailed, or was aborted by the caller): in the
+   * retry loop, on a root scope of the caller's signal.
+   */
+  override resume(error: unknown, site: CallSite | undefined): PromiseLike<T> {
+    // Thrown in a reaction to a promise the caller awaits, as the pipeline's edge throws it.
+    if (this.abortedByCaller) atEdge(error);
+    const caller = this.caller;
+    if (caller.aborted) {
+      // Aborted after the attempt failed, before the loop took over: as if the abort had come first.
+      this.giveUpAborted(caller.reason);
+      atEdge(caller.reason);
+    }
+    const plan = this.plan;
+    const scope = new RootScope(plan.clock, plan.random, caller);
+    const call = new RetryCall(plan.step, plan.loop(this.operation), scope, this.began());
+    call.resume(this.bailedWith() ?? error, site);
+    return guardAtEdge(scope, call.out, true);
+  }
 }
 
-/** `runFirst` with a per-attempt timeout: on a real clock, for a limit above 0. */
-function timed<T>(plan: FirstPlan<T>, operation: Next<T>, limit: TimeoutStep): Promise<T> | undefined {
-  const queue = plan.queue;
-  const ms = limit.ms;
-  if (queue === undefined || !(ms > 0) || limit.cooperative || limit.abortOnReturn) return undefined;
-  const context = new TimedFirstAttempt<T>(plan, operation);
-  // The deadline's reading of the clock is the call's start, compared with later readings only while the
-  // clock is still the same (fake timers may replace it meanwhile).
-  context.start = queue.add(context, ms);
-  context.host = (context.lane as { host: DeadlineHost }).host;
+/**
+ * Runs the first attempt of a short form, watching `signal` (the caller's) if given; undefined when this
+ * call cannot run here (the caller then runs it through its pipeline).
+ */
+export function runFirst<T>(
+  plan: FirstPlan<T>,
+  operation: Next<T>,
+  signal?: AbortSignal,
+): Promise<T> | undefined {
+  if (!plan.step.plainFirstAttempt()) return undefined;
+  const limit = plan.limit;
+  if (limit === undefined) {
+    if (signal === undefined) return untimed(plan, operation);
+  } else {
+    const ms = limit.ms;
+    if (plan.queue === undefined || !(ms > 0) || limit.cooperative || limit.abortOnReturn) return undefined;
+  }
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return watched(plan, operation, limit, signal);
+}
+
+/** `runFirst` with a per-attempt timeout (on a real clock, for a limit above 0) or a caller's signal, or both. */
+function watched<T>(
+  plan: FirstPlan<T>,
+  operation: Next<T>,
+  limit: TimeoutStep | undefined,
+  signal: AbortSignal | undefined,
+): Promise<T> {
+  const context =
+    signal === undefined
+      ? new WatchedFirstAttempt<T>(plan, operation)
+      : new CallerFirstAttempt<T>(plan, operation, signal);
+  if (limit !== undefined) {
+    // The deadline's reading of the clock is the call's start, compared with later readings only while the
+    // clock is still the same (fake timers may replace it meanwhile).
+    context.start = (plan.queue as DeadlineQueue).add(context, limit.ms);
+    context.host = (context.lane as { host: DeadlineHost }).host;
+  } else if (plan.sharedStart) {
+    context.start = sharedStart();
+    context.real = startWasReal;
+  } else context.start = plan.clock.now();
+  // Made before the attempt, which may abort the caller's signal as it runs.
+  capturing = context as WatchedFirstAttempt<unknown>;
+  const attempt = new Promise<T>(capture as (resolve: (v: T) => void, reject: (e: unknown) => void) => void);
+  capturing = undefined;
+  if (signal !== undefined) watch(signal, context as CallerFirstAttempt<T>);
+  const resume = (error: unknown): PromiseLike<T> => context.resume(error, callSite(resume));
   let result: T | PromiseLike<T>;
   try {
     result = operation(context);
   } catch (error) {
-    context.done = true;
-    queue.remove(context);
-    return settleAtEdge(context.resume(error, callSite(timed)), true);
+    if (context.done) return attempt.then(undefined, resume);
+    // Gone on from here, where the caller's frames are on the stack: the attempt's promise is left unsettled.
+    context.end();
+    return settleAtEdge(context.resume(error, callSite(watched)), true);
   }
-  const answer = result instanceof Promise ? result : Promise.resolve(result);
-  capturing = context as TimedFirstAttempt<unknown>;
-  const attempt = new Promise<T>(capture as (resolve: (v: T) => void, reject: (e: unknown) => void) => void);
-  capturing = undefined;
-  // Observed even when the time ran out first, so that a late rejection is never unhandled.
+  // Observed even when the attempt ended first, so that a late rejection is never unhandled.
   try {
+    const answer = result instanceof Promise ? result : Promise.resolve(result);
     answer.then(
       (value: T) => context.answered(value),
       (error: unknown) => context.failed(error),
@@ -307,13 +430,12 @@ function timed<T>(plan: FirstPlan<T>, operation: Next<T>, limit: TimeoutStep): P
     context.failed(error);
   }
   // The value needs no handler of its own here: `answered` looked for a `bail` already.
-  const resume = (error: unknown): PromiseLike<T> => context.resume(error, callSite(resume));
   return attempt.then(undefined, resume);
 }
 
-let capturing: TimedFirstAttempt<unknown> | undefined;
+let capturing: WatchedFirstAttempt<unknown> | undefined;
 function capture(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
-  const context = capturing as TimedFirstAttempt<unknown>;
+  const context = capturing as WatchedFirstAttempt<unknown>;
   context.resolve = resolve;
   context.reject = reject;
 }

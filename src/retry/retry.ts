@@ -203,8 +203,8 @@ export function retry<T>(
     const resolution = resolveOnce(options);
     const signal = signalOf(options);
     const first = resolution.first;
-    if (signal === undefined && first !== undefined) {
-      const out = runFirst(first, operation);
+    if (first !== undefined) {
+      const out = runFirst(first, operation, signal);
       if (out !== undefined) return out;
     }
     return run(resolution, operation, signal);
@@ -229,8 +229,8 @@ export function wrap<A extends unknown[], T, This = unknown>(
   checkOperation(operation);
   const resolution = build(resolveOptions(options));
   const signal = resolution.options.signal;
-  // The first attempt without the pipeline, as `retry` makes it, when the options hold no signal.
-  const first = signal === undefined ? resolution.first : undefined;
+  // The first attempt without the pipeline, as `retry` makes it.
+  const first = resolution.first;
   // Called bare without arguments (the common case), a call allocates neither an argument list nor a
   // closure.
   const bare = operation as unknown as (context: AttemptContext) => T | PromiseLike<T>;
@@ -238,13 +238,13 @@ export function wrap<A extends unknown[], T, This = unknown>(
   return function wrapped(this: This): Promise<T> {
     // biome-ignore lint/complexity/noArguments: reading `arguments` (not a rest list) keeps the no-argument call free of allocations
     if (arguments.length === 0 && this === undefined) {
-      const out = first === undefined ? undefined : runFirst(first, direct);
+      const out = first === undefined ? undefined : runFirst(first, direct, signal);
       return out ?? run(resolution, direct, signal);
     }
     // biome-ignore lint/complexity/noArguments: as above
     const args = Array.prototype.slice.call(arguments) as A;
     const withArgs = (context: AttemptContext) => operation.call(this, context, ...args);
-    const out = first === undefined ? undefined : runFirst(first, withArgs);
+    const out = first === undefined ? undefined : runFirst(first, withArgs, signal);
     return out ?? run(resolution, withArgs, signal);
   } as (this: This, ...args: A) => Promise<T>;
 }

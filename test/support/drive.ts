@@ -1,6 +1,7 @@
 import { getEventListeners } from "node:events";
 import { type AttemptContext, type RetryOptions, retry } from "robustly";
 import { VirtualClock } from "robustly/testing";
+import { sweep } from "../../src/core/abort.js";
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
@@ -26,8 +27,12 @@ export function retried<T>(
   return drive(clock, retry(operation, { ...options, clock }));
 }
 
-/** The abort listeners currently registered on `signal`. */
+/**
+ * The abort listeners on `signal` once robustly has removed those of signals no call watches any more,
+ * which it does at the next turn of the event loop (see `sweep`): what stays is held by a call.
+ */
 export function abortListeners(signal: AbortSignal): number {
+  sweep();
   return getEventListeners(signal, "abort").length;
 }
 
