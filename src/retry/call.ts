@@ -41,6 +41,8 @@ export class RetryCall<T> {
   #attempt: Scope | undefined;
   /** Cancels the backoff sleep. */
   #cancelTimer: CancelTimer | undefined;
+  /** What the backoff timer calls, made at the first sleep. */
+  #wakeUp: (() => void) | undefined;
   #unwatch: (() => void) | undefined;
   /** Whether this step reports attempts' outcomes to the budget (no step inside took that over). */
   #claim: BudgetClaim | undefined;
@@ -84,16 +86,16 @@ export class RetryCall<T> {
       return;
     }
     this.#waitingFirst = true;
-    this.#cancelTimer = this.#scope.clock.setTimer(delay, this.#wakeFirst);
+    this.#cancelTimer = this.#scope.clock.setTimer(delay, () => this.#wakeFirst());
   }
 
-  readonly #wakeFirst = (): void => {
+  #wakeFirst(): void {
     this.#cancelTimer = undefined;
     if (this.#done) return;
     this.#waitingFirst = false;
     this.#start = this.#scope.clock.now();
     this.#attemptNow();
-  };
+  }
 
   /**
    * Goes on from a first attempt that failed with `error` (made without a scope of its own); `site`, the
@@ -147,7 +149,7 @@ export class RetryCall<T> {
       this.#giveUpAborted(this.#retries);
       return false;
     }
-    if (scope.canAbort) this.#unwatch = scope.onAbort(this.#onAbort);
+    if (scope.canAbort) this.#unwatch = scope.onAbort(() => this.#onAbort());
     return true;
   }
 
@@ -359,7 +361,9 @@ export class RetryCall<T> {
       return;
     }
     this.#sleptFrom = clock.now();
-    this.#cancelTimer = clock.setTimer(delay, this.#wake);
+    // Made at the first sleep, not with the call: most calls never sleep.
+    this.#wakeUp ??= () => this.#wake();
+    this.#cancelTimer = clock.setTimer(delay, this.#wakeUp);
   }
 
   /** Adds the backoff sleep in progress, if any, to the time slept. */
@@ -369,22 +373,22 @@ export class RetryCall<T> {
     this.#sleptFrom = undefined;
   }
 
-  readonly #wake = (): void => {
+  #wake(): void {
     this.#cancelTimer = undefined;
     if (this.#done) return;
     this.#woke();
     this.#retries += 1;
     this.#attemptNow();
-  };
+  }
 
-  readonly #onAbort = (): void => {
+  #onAbort(): void {
     if (this.#done) return;
     this.#unwatch = undefined;
     // The attempt's scope aborts with this one, right after.
     this.#attempt = undefined;
     this.#finish();
     this.#giveUpAborted(this.#waitingFirst ? 0 : this.#retries + (this.#announcing ? 0 : 1));
-  };
+  }
 
   #giveUpAborted(attempts: number): void {
     if (Number.isNaN(this.#start)) this.#start = this.#scope.clock.now();
