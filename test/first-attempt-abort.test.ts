@@ -6,6 +6,8 @@ import fc from "fast-check";
 import {
   type AttemptContext,
   backoff,
+  bulkhead,
+  circuitBreaker,
   jitter,
   PermanentError,
   pipeline,
@@ -18,7 +20,7 @@ import {
 } from "robustly";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { deadlinesOf } from "../src/core/clock.js";
-import { abortListeners } from "./support/drive.js";
+import { abortListeners, captureWarnings } from "./support/drive.js";
 
 let unhandled: unknown[] = [];
 const collect = (reason: unknown) => unhandled.push(reason);
@@ -268,6 +270,93 @@ describe("the caller's abort racing the first attempt made without the pipeline"
         },
       ),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe("one caller's signal shared by many calls, some made without the pipeline, some through its steps", () => {
+  it("aborted mid-way, rejects every call at once with its reason, tells each onGiveUp once, and leaves nothing behind", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom("hang", "fail", "fail then hang"), { minLength: 100, maxLength: 100 }),
+        fc.integer({ min: 0, max: 40 }),
+        async (moves, abortAt) => {
+          const captured = captureWarnings();
+          vi.useFakeTimers();
+          try {
+            const controller = new AbortController();
+            const { signal } = controller;
+            const reason = new Error("shutting down");
+            const gaveUp: number[] = [];
+            const options = (i: number): RetryOptions<unknown> => ({
+              maxRetries: 2,
+              backoff: backoff.constant({ base: 7 }),
+              jitter: jitter.none(),
+              onGiveUp: () => gaveUp.push(i),
+            });
+            const pool = bulkhead({ limit: 10, queue: 100 });
+            const breaker = circuitBreaker();
+            const calls = moves.map((move, i) => {
+              const op = (ctx: AttemptContext) => {
+                void ctx.signal;
+                if (move === "hang" || (move === "fail then hang" && ctx.attempt > 1))
+                  return new Promise(() => {});
+                return Promise.reject(new Error(`failed ${i}`));
+              };
+              switch (i % 8) {
+                case 0:
+                  return retry(op, { ...options(i), signal });
+                case 1:
+                  return retry(op, { ...options(i), timeout: 25, signal });
+                case 2:
+                  return wrap(op, { ...options(i), signal })();
+                case 3:
+                  return pipeline(steps.retry(options(i))).execute(op, { signal });
+                case 4:
+                  return pipeline(steps.retry(options(i)), steps.timeout(25)).execute(op, {
+                    signal,
+                    clock: systemClock,
+                  });
+                case 5:
+                  return pipeline(steps.bulkhead(pool), steps.retry(options(i))).execute(op, { signal });
+                case 6:
+                  return pipeline(steps.retry(options(i)), steps.breaker(breaker)).execute(op, { signal });
+                default:
+                  return pipeline(steps.retry(options(i)), steps.hedge({ delay: 5 })).execute(op, { signal });
+              }
+            });
+            const outcomes: string[] = [];
+            for (const [i, call] of calls.entries()) {
+              call.then(
+                () => (outcomes[i] = "fulfilled"),
+                (error) => (outcomes[i] = error === reason ? "aborted" : describeError(error)),
+              );
+            }
+            await vi.advanceTimersByTimeAsync(abortAt);
+            const before = [...outcomes];
+            controller.abort(reason);
+            // Every call still running rejects within microtasks of the abort, without any timer running.
+            for (let hop = 0; hop < 50; hop++) await Promise.resolve();
+            for (let i = 0; i < calls.length; i++) {
+              expect({ i, outcome: outcomes[i] }).toEqual({ i, outcome: before[i] ?? "aborted" });
+            }
+            // Each call's retry step gives up once (one behind a bulkhead may have been waiting for a place).
+            for (let i = 0; i < calls.length; i++) {
+              const told = gaveUp.filter((j) => j === i).length;
+              expect({ i, told }).toEqual({ i, told: i % 8 === 5 ? Math.min(told, 1) : 1 });
+            }
+            expect(abortListeners(signal)).toBe(0);
+            expect(deadlinesOf(systemClock)?.size).toBe(0);
+            expect(pool.running).toBe(0);
+          } finally {
+            vi.useRealTimers();
+            captured.restore();
+          }
+          expect(captured.warnings).toEqual([]);
+          expect(unhandled).toEqual([]);
+        },
+      ),
+      { numRuns: 30 },
     );
   });
 });
