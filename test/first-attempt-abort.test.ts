@@ -248,6 +248,45 @@ describe("the caller's abort racing the first attempt made without the pipeline"
     await expectAsFullPath("resolve", 1, 50);
   });
 
+  it("a caller's signal aborted by the attempt's as its time runs out: onGiveUp is told before onTimeout, as the full path tells them", async () => {
+    const run = async (entry: Entry) => {
+      vi.useFakeTimers();
+      try {
+        const heard: string[] = [];
+        const controller = new AbortController();
+        const options: RetryOptions<number> = {
+          maxRetries: 1,
+          onGiveUp: ({ reason }) => heard.push(`onGiveUp ${reason}`),
+          onError: (error) => heard.push(`onError ${describeError(error)}`),
+        };
+        const limit = steps.timeout({ ms: 10, onTimeout: () => heard.push("onTimeout") });
+        const op = (ctx: AttemptContext) => {
+          // The caller's work ends with any of its parts (a parent controller linked to its children's).
+          ctx.signal.addEventListener("abort", () => {
+            heard.push(`attempt's signal ${describeError(ctx.signal.reason)}`);
+            controller.abort(new Error("a part ended"));
+          });
+          return new Promise<number>(() => {});
+        };
+        const signal = controller.signal;
+        const p = pipeline(steps.retry(options), limit);
+        const call = p.execute(op, entry === "pipeline" ? { signal } : { signal, clock: systemClock });
+        const ended = call.then(
+          () => heard.push("value"),
+          (error) => heard.push(`error ${describeError(error)}`),
+        );
+        await vi.runAllTimersAsync();
+        await ended;
+        return { heard, listeners: abortListeners(signal), queued: deadlinesOf(systemClock)?.size };
+      } finally {
+        vi.useRealTimers();
+      }
+    };
+    const reference = await run("full path");
+    expect(reference.heard.indexOf("onGiveUp aborted")).toBeLessThan(reference.heard.indexOf("onTimeout"));
+    expect(await run("pipeline")).toEqual(reference);
+  });
+
   it("ends as the full path does, whatever the answer, the microtask of the abort and its reason", async () => {
     await fc.assert(
       fc.asyncProperty(

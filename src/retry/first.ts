@@ -293,13 +293,16 @@ class WatchedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
   /** Its time ran out: the signal aborts and the attempt fails with a `TimeoutError`. */
   expire(): void {
     if (this.done) return;
-    this.end();
     const limit = this.plan.limit as TimeoutStep;
     // Made in a timer callback, where a stack says nothing about the caller: none is captured.
     const error = withoutStack(() => new TimeoutError(limit.ms));
+    // Aborted while the caller's signal is still watched, as the loop still watches it then: a caller's
+    // abort that the attempt's signal sets off ends the call first (and then the listeners hear of the time).
     this.abortWith(error);
+    const aborted = this.done;
+    this.end();
     limit.timedOut(1);
-    (this.reject as (error: unknown) => void)(error);
+    if (!aborted) (this.reject as (error: unknown) => void)(error);
   }
 
   /** Aborts the attempt's signal (and scope, if made) with `reason`. */
@@ -348,7 +351,8 @@ class CallerFirstAttempt<T> extends WatchedFirstAttempt<T> implements AbortWatch
     const reason = this.caller.reason;
     this.abortedByCaller = true;
     this.giveUpAborted(reason);
-    this.abortWith(reason);
+    // Not again when the attempt's time ran out first, whose abort set this one off (see `expire`).
+    if (this.reason === undefined) this.abortWith(reason);
     (this.reject as (error: unknown) => void)(reason);
   }
 
