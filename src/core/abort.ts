@@ -7,7 +7,7 @@
  * then keep one listener between them, where adding and removing it for each would cost more than the rest
  * of the call. A signal no call watches keeps no listener of robustly's past that turn.
  */
-import { atNextTurn } from "./clock.js";
+import { atNextTurn, turnTimerInPlace } from "./clock.js";
 
 /** What is told when a watched signal aborts. */
 export interface AbortWatcher {
@@ -67,9 +67,10 @@ export function unwatch(signal: AbortSignal, watcher: AbortWatcher): void {
   const watchers = watched.get(signal);
   if (watchers === undefined || !watchers.delete(watcher) || watchers.size > 0 || !watchers.listening) return;
   idle.add(watchers);
-  if (sweepSet) return;
+  // A sweep set on timers replaced since (a test's fake timers, installed or removed) may never run.
+  if (sweepSet && turnTimerInPlace()) return;
   sweepSet = atNextTurn(sweep);
-  // Where no timer can be set, at once.
+  // Where no timer can be set, or none that is sure to run, at once.
   if (!sweepSet) sweep();
 }
 

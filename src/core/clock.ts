@@ -38,26 +38,32 @@ const immediate =
     : undefined;
 
 /**
- * The platform's timer for "at the next turn of the event loop" as it was when this module loaded (a
- * test's fake timers installed later do not hold it back): `setImmediate`, else `setTimeout(0)`.
+ * The platform's timer for "at the next turn of the event loop" as it was when this module loaded:
+ * `setImmediate`, else `setTimeout(0)`.
  */
-const turnTimer: ((callback: () => void) => { unref?: () => void }) | undefined = (() => {
-  const setImmediate = globalThis.setImmediate;
-  if (typeof setImmediate === "function") return (callback: () => void) => setImmediate(callback);
-  const setTimeout = globalThis.setTimeout;
-  if (typeof setTimeout === "function")
-    return (callback: () => void) => setTimeout(callback, 0) as unknown as { unref?: () => void };
-  return undefined;
-})();
+const turnTimerName = typeof globalThis.setImmediate === "function" ? "setImmediate" : "setTimeout";
+const turnTimer: unknown = globalThis[turnTimerName];
+
+/**
+ * Whether the timer `atNextTurn` sets is still the platform's timer in use: not once a test's fake timers
+ * replaced it, nor once fake timers in place when robustly loaded are gone (a timer set on them then may
+ * never run).
+ */
+export function turnTimerInPlace(): boolean {
+  return typeof turnTimer === "function" && globalThis[turnTimerName] === turnTimer;
+}
 
 /**
  * Calls `callback` at the next turn of the event loop, on a timer that does not keep the process alive:
  * for housekeeping that may wait until the microtasks running now are done. False, with nothing set, where
- * the platform has no timers.
+ * the platform has no timers, or while the timers are not those there were when robustly loaded (see
+ * `turnTimerInPlace`).
  */
 export function atNextTurn(callback: () => void): boolean {
-  if (turnTimer === undefined) return false;
-  turnTimer(callback).unref?.();
+  if (!turnTimerInPlace()) return false;
+  const handle: { unref?: () => void } =
+    turnTimerName === "setImmediate" ? setImmediate(callback) : setTimeout(callback, 0);
+  handle.unref?.();
   return true;
 }
 

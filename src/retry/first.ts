@@ -25,6 +25,7 @@ import {
 } from "../core/clock.js";
 import type { Deadline, DeadlineHost, DeadlineQueue } from "../core/deadlines.js";
 import { PermanentError, TimeoutError, withoutStack } from "../core/errors.js";
+import { settleWith } from "../core/invoke.js";
 import type { Random } from "../core/random.js";
 import { type AbortKind, AS_SCOPE, type ExecutionContext, RootScope, Scope } from "../pipeline/context.js";
 import { atEdge, guardAtEdge, settleAtEdge } from "../pipeline/pipeline.js";
@@ -213,6 +214,14 @@ class WatchedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
   reject: ((error: unknown) => void) | undefined = undefined;
   /** Why the attempt was aborted (a `TimeoutError`, the caller's reason); undefined while it was not. */
   reason: unknown = undefined;
+  /**
+   * The operation's answer is being heard while the call is made (a value, or a thenable that settles at
+   * once): a failure heard then goes on in the loop at once, as the loop would hear it (see `watched`).
+   */
+  answering = false;
+  /** The attempt failed (or bailed) while the call was made; `failure` is its error. */
+  failedAtOnce = false;
+  failure: unknown = undefined;
   /** The clock and timers the deadline, and the start, were read from (with a time limit). */
   host: DeadlineHost | undefined = undefined;
 
@@ -263,28 +272,37 @@ class WatchedFirstAttempt<T> extends FirstAttempt<T> implements Deadline {
    */
   answered(value: T): void {
     if (this.done) return;
-    this.end();
-    if (this.bailedWith() !== undefined) (this.reject as (error: unknown) => void)(undefined);
-    else (this.resolve as (value: T) => void)(this.succeeded(value));
+    if (this.bailedWith() !== undefined) this.failed(undefined);
+    else {
+      this.end();
+      (this.resolve as (value: T) => void)(this.succeeded(value));
+    }
   }
 
   /** The operation failed in time. */
   failed(error: unknown): void {
     if (this.done) return;
     this.end();
-    (this.reject as (error: unknown) => void)(error);
+    if (!this.answering) (this.reject as (error: unknown) => void)(error);
+    else {
+      this.failedAtOnce = true;
+      this.failure = error;
+    }
   }
 
   /** Its time ran out: the signal aborts and the attempt fails with a `TimeoutError`. */
   expire(): void {
     if (this.done) return;
-    this.end();
     const limit = this.plan.limit as TimeoutStep;
     // Made in a timer callback, where a stack says nothing about the caller: none is captured.
     const error = withoutStack(() => new TimeoutError(limit.ms));
+    // Aborted while the caller's signal is still watched, as the loop still watches it then: a caller's
+    // abort that the attempt's signal sets off ends the call first (and then the listeners hear of the time).
     this.abortWith(error);
+    const aborted = this.done;
+    this.end();
     limit.timedOut(1);
-    (this.reject as (error: unknown) => void)(error);
+    if (!aborted) (this.reject as (error: unknown) => void)(error);
   }
 
   /** Aborts the attempt's signal (and scope, if made) with `reason`. */
@@ -304,6 +322,8 @@ class CallerFirstAttempt<T> extends WatchedFirstAttempt<T> implements AbortWatch
   readonly caller: AbortSignal;
   /** The caller aborted it: its promise rejected with the signal's reason, and `onGiveUp` was told. */
   abortedByCaller = false;
+  /** The attempt answered a value that the loop would hear of a microtask later (see `answered`). */
+  heardLate = false;
 
   constructor(plan: FirstPlan<T>, operation: Next<T>, caller: AbortSignal) {
     super(plan, operation);
@@ -331,8 +351,28 @@ class CallerFirstAttempt<T> extends WatchedFirstAttempt<T> implements AbortWatch
     const reason = this.caller.reason;
     this.abortedByCaller = true;
     this.giveUpAborted(reason);
-    this.abortWith(reason);
+    // Not again when the attempt's time ran out first, whose abort set this one off (see `expire`).
+    if (this.reason === undefined) this.abortWith(reason);
     (this.reject as (error: unknown) => void)(reason);
+  }
+
+  /**
+   * The attempt answered `value` after the call was made: with a time limit, the loop hears of it a
+   * microtask later, through the timeout step, so that a caller's abort meanwhile still ends the call.
+   */
+  override answered(value: T): void {
+    if (!this.answering && this.plan.limit !== undefined) this.heardLate = true;
+    super.answered(value);
+  }
+
+  /** The value the caller's promise fulfils with (see `answered`). */
+  delivered(value: T): T {
+    const caller = this.caller;
+    if (this.heardLate && caller.aborted) {
+      this.giveUpAborted(caller.reason);
+      atEdge(caller.reason);
+    }
+    return value;
   }
 
   /** Tells `onGiveUp` (and `giveUp` listeners) that the caller's abort ended the call in its first attempt. */
@@ -349,12 +389,22 @@ class CallerFirstAttempt<T> extends WatchedFirstAttempt<T> implements AbortWatch
     // Thrown in a reaction to a promise the caller awaits, as the pipeline's edge throws it.
     if (this.abortedByCaller) atEdge(error);
     const caller = this.caller;
-    if (caller.aborted) {
-      // Aborted after the attempt failed, before the loop took over: as if the abort had come first.
-      this.giveUpAborted(caller.reason);
-      atEdge(caller.reason);
-    }
     const plan = this.plan;
+    if (caller.aborted) {
+      // Aborted after the attempt failed (or bailed), before this: with a time limit, the loop hears of the
+      // attempt through the timeout step, a microtask after it failed; the abort came first.
+      if (plan.limit !== undefined) {
+        this.giveUpAborted(caller.reason);
+        atEdge(caller.reason);
+      }
+      // Without one, the loop hears of the failure as it comes: it goes on from it, then hears of the abort.
+      const scope = new Scope(plan.clock, plan.random, undefined, undefined, true);
+      const call = new RetryCall(plan.step, plan.loop(this.operation), scope, this.began());
+      call.resume(this.bailedWith() ?? error, site);
+      const out = guardAtEdge(scope, call.out, true);
+      scope.abort(caller.reason, "caller");
+      return out;
+    }
     const scope = new RootScope(plan.clock, plan.random, caller);
     const call = new RetryCall(plan.step, plan.loop(this.operation), scope, this.began());
     call.resume(this.bailedWith() ?? error, site);
@@ -418,18 +468,38 @@ function watched<T>(
     context.end();
     return settleAtEdge(context.resume(error, callSite(watched)), true);
   }
-  // Observed even when the attempt ended first, so that a late rejection is never unhandled.
-  try {
-    const answer = result instanceof Promise ? result : Promise.resolve(result);
-    answer.then(
+  // Observed even when the attempt ended first, so that a late rejection is never unhandled. What the
+  // operation answers is heard when the loop would hear it: a value, or a thenable that settles at once, at
+  // once (a caller's abort in the next microtask comes after it); a promise when it settles, or, with a
+  // time limit, a microtask later, through the timeout step's own promise.
+  if (result instanceof Promise) {
+    context.answering = limit === undefined;
+    try {
+      result.then(
+        (value: T) => context.answered(value),
+        (error: unknown) => context.failed(error),
+      );
+    } catch (error) {
+      // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
+      context.failed(error);
+    }
+  } else {
+    context.answering = true;
+    settleWith(
+      result,
       (value: T) => context.answered(value),
       (error: unknown) => context.failed(error),
     );
-  } catch (error) {
-    // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
-    context.failed(error);
   }
-  // The value needs no handler of its own here: `answered` looked for a `bail` already.
+  context.answering = false;
+  // Failed (or bailed) at once: gone on from here, where the caller's frames are on the stack.
+  if (context.failedAtOnce) return settleAtEdge(context.resume(context.failure, callSite(watched)), true);
+  // With a caller's signal and a time limit, a value is checked against an abort that came meanwhile;
+  // otherwise it needs no handler of its own here: `answered` looked for a `bail` already.
+  if (signal !== undefined && limit !== undefined) {
+    const caller = context as CallerFirstAttempt<T>;
+    return attempt.then((value) => caller.delivered(value), resume);
+  }
   return attempt.then(undefined, resume);
 }
 
