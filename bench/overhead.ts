@@ -83,6 +83,16 @@ const op = async (): Promise<number> => VALUE;
 // The same, but it reads the attempt's signal, as an operation that passes it to fetch would.
 const opReadingSignal = async (context: AttemptContext | { signal: AbortSignal }): Promise<number> =>
   context.signal.aborted ? -1 : VALUE;
+/** A callback of the kind users pass (it logs); never called here, since `op` succeeds. */
+const logged: unknown[] = [];
+const log = (event: unknown): void => {
+  logged.push(event);
+};
+/** The same for exponential-backoff, whose callback also answers whether to retry. */
+const logAndRetry = (event: unknown): boolean => {
+  log(event);
+  return true;
+};
 /** A new operation that fails once, then succeeds: a call retried once. */
 function failingOnce(): () => Promise<number> {
   let calls = 0;
@@ -124,6 +134,66 @@ const scenarios: Scenario[] = [
         call: "`retry(handleAll, { maxAttempts: 3, backoff }).execute(op)`",
         run: () =>
           cockatielRetry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() }).execute(op),
+      },
+    },
+  },
+  {
+    id: "inline-callback",
+    title: "options written inline, with a callback written inline",
+    cells: {
+      robustly: {
+        call: "`retry(op, { maxRetries: 3, onRetry: (e) => log(e) })`",
+        run: () => retry(op, { maxRetries: 3, onRetry: (e) => log(e) }),
+      },
+      "p-retry": {
+        call: "`pRetry(op, { retries: 3, onFailedAttempt: (e) => log(e) })`",
+        run: () => pRetry(op, { retries: 3, onFailedAttempt: (e) => log(e) }),
+      },
+      "async-retry": {
+        call: "`retry(op, { retries: 3, onRetry: (e) => log(e) })`",
+        run: () => asyncRetry(op, { retries: 3, onRetry: (e) => log(e) }),
+      },
+      "exponential-backoff": {
+        call: "`backOff(op, { numOfAttempts: 4, retry: (e) => logAndRetry(e) })`",
+        run: () => backOff(op, { numOfAttempts: 4, retry: (e) => logAndRetry(e) }),
+      },
+      cockatiel: {
+        call: "`const p = retry(handleAll, …); p.onRetry((e) => log(e)); p.execute(op)`",
+        run: () => {
+          const policy = cockatielRetry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() });
+          policy.onRetry((e) => log(e));
+          return policy.execute(op);
+        },
+      },
+    },
+  },
+  {
+    id: "inline-shared-callback",
+    title: "options written inline, with a callback defined once",
+    cells: {
+      robustly: {
+        call: "`retry(op, { maxRetries: 3, onRetry: log })`",
+        run: () => retry(op, { maxRetries: 3, onRetry: log }),
+      },
+      "p-retry": {
+        call: "`pRetry(op, { retries: 3, onFailedAttempt: log })`",
+        run: () => pRetry(op, { retries: 3, onFailedAttempt: log }),
+      },
+      "async-retry": {
+        call: "`retry(op, { retries: 3, onRetry: log })`",
+        run: () => asyncRetry(op, { retries: 3, onRetry: log }),
+      },
+      "exponential-backoff": {
+        call: "`backOff(op, { numOfAttempts: 4, retry: logAndRetry })`",
+        run: () => backOff(op, { numOfAttempts: 4, retry: logAndRetry }),
+      },
+      cockatiel: {
+        call: "`const p = retry(handleAll, …); p.onRetry(log); p.execute(op)`",
+        run: () => {
+          const policy = cockatielRetry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() });
+          policy.onRetry(log);
+          return policy.execute(op);
+        },
       },
     },
   },

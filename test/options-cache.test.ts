@@ -1,10 +1,17 @@
+import v8 from "node:v8";
+import vm from "node:vm";
 import fc from "fast-check";
-import { OptionError, retry } from "robustly";
+import { backoff, OptionError, retry } from "robustly";
 import { describe, expect, it } from "vitest";
+import { HELD_EVERY, resolveOnce } from "../src/retry/retry.js";
 
-// `retry(op, options)` resolves an options object once and finds it again by its keys and values (options
-// written inline) or by identity (objects holding functions or objects). These tests check that whatever
-// was cached, each call runs on the options it was given, and that a bad one still fails at once.
+v8.setFlagsFromString("--expose-gc");
+const gc = vm.runInNewContext("gc") as () => void;
+
+// `retry(op, options)` resolves an options object once and finds it again by its keys and values, whether
+// written inline or built once, functions and objects among them (held weakly). These tests check that
+// whatever was cached, each call runs on the options it was given, that a bad one still fails at once, and
+// that the cache keeps nothing of the caller's alive.
 
 /** What the attempt saw of its options: retries left (maxRetries) and the timeout. */
 const sees = (ctx: { retriesLeft: number; timeout: number }) => [ctx.retriesLeft, ctx.timeout];
@@ -107,5 +114,74 @@ describe("options written inline", () => {
       ]);
     }
     expect(seen).toEqual([0, 1, 2]);
+  });
+});
+
+describe("options holding functions and objects", () => {
+  it("each call hears its own callbacks, whichever were cached before (shared ones or new ones each call)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            callback: fc.integer({ min: -3, max: 2 }),
+            maxRetries: fc.integer({ min: 1, max: 2 }),
+          }),
+          {
+            minLength: 1,
+            maxLength: 30,
+          },
+        ),
+        async (calls) => {
+          const heard: string[] = [];
+          // Three callbacks shared by every call that names them (0–2); a new one for each call otherwise.
+          const shared = [0, 1, 2].map((n) => () => heard.push(`shared ${n}`));
+          for (const [i, { callback, maxRetries }] of calls.entries()) {
+            const onRetry = callback >= 0 ? (shared[callback] as () => number) : () => heard.push(`own ${i}`);
+            let attempts = 0;
+            const op = () => {
+              attempts += 1;
+              if (attempts === 1) throw new Error("once");
+              return attempts;
+            };
+            await expect(retry(op, { maxRetries, backoff: backoff.none(), onRetry })).resolves.toBe(2);
+            expect(heard.pop()).toBe(callback >= 0 ? `shared ${callback}` : `own ${i}`);
+          }
+          expect(heard).toEqual([]);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it("are found again when written inline around the same functions, or built once", () => {
+    const log = () => {};
+    const linear = backoff.linear({ base: 10 });
+    const first = resolveOnce({ maxRetries: 3, onRetry: log, backoff: linear });
+    const again = () => resolveOnce({ maxRetries: 3, onRetry: log, backoff: linear });
+    // Kept at the latest after HELD_EVERY calls (one in that many misses of such options is kept), then found.
+    for (let i = 0; i < HELD_EVERY; i++) again();
+    expect(again()).toBe(again());
+    expect(resolveOnce({ maxRetries: 3, onRetry: () => {}, backoff: linear })).not.toBe(again());
+    expect(resolveOnce({ maxRetries: 4, onRetry: log, backoff: linear })).not.toBe(again());
+    const built = { maxRetries: 2, onGiveUp: log };
+    for (let i = 0; i < HELD_EVERY; i++) resolveOnce(built);
+    expect(resolveOnce(built)).toBe(resolveOnce(built));
+    expect(first.options.retry.onRetry).toBe(log);
+  });
+
+  it("keep nothing of the caller's alive: a callback written inline is collected once its call is over", async () => {
+    const refs: WeakRef<object>[] = [];
+    // A call in a function of its own, so that no frame of the test holds its callback.
+    const call = async (i: number) => {
+      const big = new Array(1000).fill(i);
+      const onGiveUp = () => big.length;
+      refs.push(new WeakRef(onGiveUp));
+      await retry(() => i, { maxRetries: 1, onGiveUp, backoff: backoff.none() });
+    };
+    for (let i = 0; i < 2 * HELD_EVERY + 1; i++) await call(i);
+    // A turn of the event loop first: a new WeakRef keeps its target until the current job is over.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    gc();
+    expect(refs.filter((ref) => ref.deref() !== undefined)).toEqual([]);
   });
 });

@@ -83,81 +83,165 @@ const defaults: Resolution<unknown> = build(resolveOptions(undefined));
  * used again only for an object that holds exactly those keys with exactly those values (`===`), so that
  * a changed option takes effect (and is validated) at the next call. A `signal` is no part of a
  * resolution: it belongs to the call, and is checked on every call.
+ *
+ * Options holding an object or a function (a callback, a backoff, a clock) are kept weakly: those values
+ * and the resolution (which holds them) through `WeakRef`s, so that the cache keeps nothing of the
+ * caller's alive; a collection may empty such an entry, and the next call resolves its options again.
  */
 interface Cached {
-  readonly resolution: Resolution<unknown>;
+  /** The resolution; a `WeakRef` to it when `held`. */
+  readonly resolution: Resolution<unknown> | WeakRef<Resolution<unknown>>;
   readonly keys: readonly string[];
+  /** The values; for an object or function, a `WeakRef` to it (see `held`). */
   readonly values: readonly unknown[];
+  /** Which of `values` are `WeakRef`s; undefined when none is (and the resolution is held strongly). */
+  readonly held: readonly boolean[] | undefined;
+  /** Whether a call found it since it was made. */
+  found: boolean;
 }
 
 /** Whether `options` holds exactly the keys and values `seen` was resolved from (a `signal` aside). */
 function sameOptions(options: object, seen: Cached): boolean {
   const record = options as Record<string, unknown>;
   const keys = seen.keys;
+  const held = seen.held;
   let i = 0;
   for (const key in record) {
-    if (key !== keys[i] || (key !== "signal" && record[key] !== seen.values[i])) return false;
+    if (key !== keys[i]) return false;
+    if (key !== "signal") {
+      const value = record[key];
+      if (held === undefined || !held[i]) {
+        if (value !== seen.values[i]) return false;
+      } else {
+        // A value collected since cannot be the one given now (which is alive).
+        const kept = (seen.values[i] as WeakRef<object>).deref();
+        if (kept === undefined || value !== kept) return false;
+      }
+    }
     i += 1;
   }
   return i === keys.length;
 }
 
 /**
- * Options written inline (`retry(op, { maxRetries: 3 })`, a new object each call) whose values are all
- * numbers, strings or booleans (a `signal` aside) are found by their keys and values, among the
- * `BY_VALUE_SIZE` shapes used last, most recent first: no per-object bookkeeping, so a literal costs
- * neither an insertion nor garbage beyond itself. Other objects (holding functions, backoffs, clocks) are
- * remembered by identity, for as long as the object lives.
+ * Whether `options` hold the keys of `seen`, in its order, with its values but for its objects and
+ * functions, which are objects or functions in `options` too (a callback written inline, say).
  */
-const BY_VALUE_SIZE = 16;
-const byValue: Cached[] = [];
-const byIdentity = new WeakMap<object, Cached>();
-
-/** The keys and values of `options`, and whether every value but a signal is a number, string or boolean. */
-function snapshot(options: object): { keys: string[]; values: unknown[]; primitive: boolean } {
+function sameShape(options: object, seen: Cached): boolean {
   const record = options as Record<string, unknown>;
-  const keys: string[] = [];
-  const values: unknown[] = [];
-  let primitive = true;
+  const keys = seen.keys;
+  const held = seen.held;
+  let i = 0;
   for (const key in record) {
-    const value = key === "signal" ? undefined : record[key];
-    keys.push(key);
-    values.push(value);
-    if (value !== null && (typeof value === "object" || typeof value === "function")) primitive = false;
+    if (key !== keys[i]) return false;
+    if (key !== "signal") {
+      const value = record[key];
+      const object = value !== null && (typeof value === "object" || typeof value === "function");
+      if (object !== (held?.[i] === true) || (!object && value !== seen.values[i])) return false;
+    }
+    i += 1;
   }
-  return { keys, values, primitive };
+  return i === keys.length;
 }
 
-function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution<T> {
+/**
+ * The `CACHE_SIZE` entries used last, most recent first: options written inline
+ * (`retry(op, { maxRetries: 3 })`, a new object each call) are found by their keys and values, with no
+ * per-object bookkeeping, so that a literal costs neither an insertion nor garbage beyond itself.
+ */
+const CACHE_SIZE = 16;
+const cache: Cached[] = [];
+/** Options holding objects or functions, by identity, for as long as each lives: options built once. */
+const byIdentity = new WeakMap<object, Resolution<unknown>>();
+
+/**
+ * Options holding an object or a function that were not found: one in `HELD_EVERY` is kept. Keeping one
+ * costs an insertion in a weak map and a `WeakRef` per such value (about 10 µs here, most of it the
+ * collector's), which a call site that makes a new function at each call (a callback written inline)
+ * would pay at every call for an entry never used again; options built once, or written inline around
+ * the same functions, are found again once kept.
+ */
+export const HELD_EVERY = 64;
+let heldMisses = HELD_EVERY - 1;
+
+/** Whether `WeakRef` is there (every runtime robustly supports has it; without it such options are not kept). */
+const canHold = typeof WeakRef === "function";
+
+/** The resolution an entry holds; undefined when it was collected. */
+function resolutionOf(seen: Cached): Resolution<unknown> | undefined {
+  return seen.held === undefined
+    ? (seen.resolution as Resolution<unknown>)
+    : (seen.resolution as WeakRef<Resolution<unknown>>).deref();
+}
+
+/** The resolution of `options`: a cached one when they hold the keys and values of one (exported for tests). */
+export function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution<T> {
   if (options === undefined) return defaults as Resolution<T>;
-  for (let i = 0; i < byValue.length; i++) {
-    const seen = byValue[i] as Cached;
+  for (let i = 0; i < cache.length; i++) {
+    const seen = cache[i] as Cached;
     if (!sameOptions(options, seen)) continue;
+    const resolution = resolutionOf(seen);
+    if (resolution === undefined) break;
+    seen.found = true;
     if (i > 0) {
-      byValue.copyWithin(1, 0, i);
-      byValue[0] = seen;
+      cache.copyWithin(1, 0, i);
+      cache[0] = seen;
     }
-    return seen.resolution as Resolution<T>;
+    return resolution as Resolution<T>;
   }
   const known = byIdentity.get(options);
-  if (known !== undefined && sameOptions(options, known)) return known.resolution as Resolution<T>;
+  if (known !== undefined) return known as Resolution<T>;
   const resolution = build(resolveOptions(options));
   // A rule list can change inside the same array: options with rules are resolved at every call.
   if (options.rules !== undefined) return resolution;
-  const { keys, values, primitive } = snapshot(options);
   // Kept without the signal it was resolved with, which the cache must not hold on to.
-  const kept =
+  const kept = (
     options.signal === undefined
       ? resolution
-      : { ...resolution, options: { ...resolution.options, signal: undefined } };
-  const cached: Cached = { resolution: kept as Resolution<unknown>, keys, values };
-  if (primitive) {
-    if (byValue.length === BY_VALUE_SIZE) byValue.pop();
-    byValue.unshift(cached);
-  } else {
-    byIdentity.set(options, cached);
+      : { ...resolution, options: { ...resolution.options, signal: undefined } }
+  ) as Resolution<unknown>;
+  const entry = entryIfDue(options, kept);
+  if (entry === undefined) return resolution;
+  // In the place of an entry of the same shape that no call found (a call site that writes a callback
+  // inline makes a new function at each call: one entry for it, not all), else of the least recently used.
+  let at = entry.held === undefined ? -1 : cache.findIndex((o) => !o.found && sameShape(options, o));
+  if (at < 0) {
+    if (cache.length < CACHE_SIZE) cache.push(entry);
+    at = cache.length - 1;
   }
+  cache.copyWithin(1, 0, at);
+  cache[0] = entry;
   return resolution;
+}
+
+/**
+ * The entry `options` resolve to (`resolution`); undefined when it is not kept: an object or function among
+ * its values, and not its turn (see `HELD_EVERY`) or no `WeakRef`. A kept one is also found by identity
+ * while the options object lives.
+ */
+function entryIfDue(options: object, resolution: Resolution<unknown>): Cached | undefined {
+  const record = options as Record<string, unknown>;
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  let held: boolean[] | undefined;
+  for (const key in record) {
+    const value = key === "signal" ? undefined : record[key];
+    const object = value !== null && (typeof value === "object" || typeof value === "function");
+    if (object) {
+      if (held === undefined) {
+        heldMisses += 1;
+        if (!canHold || heldMisses < HELD_EVERY) return undefined;
+        heldMisses = 0;
+        held = keys.map(() => false);
+      }
+      held.push(true);
+    } else held?.push(false);
+    keys.push(key);
+    values.push(object ? new WeakRef(value as object) : value);
+  }
+  if (held === undefined) return { resolution, keys, values, held, found: false };
+  byIdentity.set(options, resolution);
+  return { resolution: new WeakRef(resolution), keys, values, held, found: false };
 }
 
 /** The call's own signal: the one its options hold, checked (a cached resolution holds none). */
