@@ -1,7 +1,8 @@
 import v8 from "node:v8";
 import vm from "node:vm";
 import fc from "fast-check";
-import { backoff, OptionError, retry } from "robustly";
+import { backoff, jitter, OptionError, type RetryOptions, retry } from "robustly";
+import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { HELD_EVERY, resolveOnce } from "../src/retry/retry.js";
 
@@ -183,5 +184,79 @@ describe("options holding functions and objects", () => {
     await new Promise<void>((resolve) => setImmediate(resolve));
     gc();
     expect(refs.filter((ref) => ref.deref() !== undefined)).toEqual([]);
+  });
+
+  it("each call runs on its own backoff and hears its own hooks, however they mix with cached ones", async () => {
+    const clock = new VirtualClock();
+    const backoffs = [backoff.constant({ base: 10 }), backoff.constant({ base: 20 })];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            backoff: fc.integer({ min: -1, max: 1 }),
+            onRetry: fc.integer({ min: -1, max: 1 }),
+            onGiveUp: fc.integer({ min: -1, max: 1 }),
+          }),
+          { minLength: 1, maxLength: 25 },
+        ),
+        async (calls) => {
+          const heard: string[] = [];
+          const sharedRetry = [0, 1].map(
+            (n) => (e: { delay: number }) => heard.push(`retry ${n} ${e.delay}`),
+          );
+          const sharedGiveUp = [0, 1].map((n) => () => heard.push(`give up ${n}`));
+          for (const [i, pick] of calls.entries()) {
+            // -1: a new one for this call; 0 or 1: one of two shared by every call that picks it.
+            const ownBackoff = backoff.constant({ base: 30 + i });
+            const options: RetryOptions<number> = {
+              maxRetries: 1,
+              backoff: pick.backoff < 0 ? ownBackoff : (backoffs[pick.backoff] as typeof ownBackoff),
+              jitter: jitter.none(),
+              clock,
+              onRetry:
+                pick.onRetry < 0
+                  ? (e) => heard.push(`retry own ${e.delay}`)
+                  : (sharedRetry[pick.onRetry] as (e: { delay: number }) => number),
+              onGiveUp: pick.onGiveUp < 0 ? () => heard.push("give up own") : sharedGiveUp[pick.onGiveUp],
+            };
+            const call = retry(() => Promise.reject(new Error("no")), options);
+            const ended = call.then(
+              () => "value",
+              (error: Error) => error.message,
+            );
+            await clock.runAll();
+            expect(await ended).toBe("no");
+            const delay = pick.backoff < 0 ? 30 + i : pick.backoff === 0 ? 10 : 20;
+            expect(heard.splice(0)).toEqual([
+              pick.onRetry < 0 ? `retry own ${delay}` : `retry ${pick.onRetry} ${delay}`,
+              pick.onGiveUp < 0 ? "give up own" : `give up ${pick.onGiveUp}`,
+            ]);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("a callback that is not a function fails at once, naming it, right after the same shape was kept", async () => {
+    const op = () => 1;
+    for (const key of ["onRetry", "onError", "onGiveUp", "onAttempt", "onSuccess", "onCallbackError"]) {
+      // The shape kept first, with a function each call.
+      const shape = (value: unknown) => ({ maxRetries: 2, [key]: value }) as RetryOptions<number>;
+      for (let i = 0; i < HELD_EVERY + 1; i++)
+        await retry(
+          op,
+          shape(() => {}),
+        );
+      let calls = 0;
+      const counted = () => {
+        calls += 1;
+        return 1;
+      };
+      const call = retry(counted, shape({ notA: "function" }));
+      await expect(call).rejects.toBeInstanceOf(OptionError);
+      await expect(call).rejects.toThrow(key);
+      expect(calls).toBe(0);
+    }
   });
 });

@@ -347,6 +347,38 @@ export function resolveRetry<T>(
   };
 }
 
+/** The options that are only called back (told of attempts, retries, the end): nothing else depends on them. */
+const HOOKS = ["onAttempt", "onSuccess", "onError", "onRetry", "onGiveUp", "onCallbackError"] as const;
+export const HOOK_KEYS: ReadonlySet<string> = new Set(HOOKS);
+
+/**
+ * `resolved` with the hooks of `options` in place of its own: for options that hold what `resolved` was
+ * resolved from but for those hooks (`HOOK_KEYS`), which are checked here. Throws an `OptionError` naming
+ * a bad one.
+ */
+export function withHooks<T>(resolved: ResolvedRetry<T>, options: RetryStepOptions<T>): ResolvedRetry<T> {
+  const o = options as Record<string, unknown>;
+  for (let i = 0; i < HOOKS.length; i++) {
+    const key = HOOKS[i] as string;
+    read(RETRY_STEP_SCHEMA, key, o[key]);
+  }
+  // Built field by field, in the order `resolveRetry` makes them (a spread is slower here).
+  return {
+    successHooks: resolved.successHooks,
+    budget: resolved.budget,
+    policies: resolved.policies,
+    retryOnResult: resolved.retryOnResult,
+    shouldConsumeRetry: resolved.shouldConsumeRetry,
+    delayFirstAttempt: resolved.delayFirstAttempt,
+    onAttempt: options.onAttempt,
+    onSuccess: options.onSuccess,
+    onError: options.onError,
+    onRetry: options.onRetry,
+    onGiveUp: options.onGiveUp,
+    onCallbackError: options.onCallbackError ?? warnOnce,
+  };
+}
+
 /** Checks every option of the short form and fills in the defaults. Throws an `OptionError` naming the first bad one. */
 export function resolveOptions<T>(options: RetryOptions<T> | undefined): ResolvedOptions<T> {
   const o = options ?? {};

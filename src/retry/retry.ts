@@ -12,9 +12,11 @@ import { type Operation, Pipeline, runAtEdge } from "../pipeline/pipeline.js";
 import type { Step } from "../pipeline/step.js";
 import {
   type AttemptContext,
+  HOOK_KEYS,
   type ResolvedOptions,
   type RetryOptions,
   resolveOptions,
+  withHooks,
 } from "../policy/options.js";
 import { TimeoutStep } from "../timeout/step.js";
 import { FirstPlan, runFirst } from "./first.js";
@@ -23,7 +25,10 @@ import { RetryStep } from "./step.js";
 /** The short form's options, checked, with the pipeline they build. */
 interface Resolution<T> {
   readonly options: ResolvedOptions<T>;
-  readonly pipeline: Pipeline;
+  /** The pipeline; undefined when its retry step runs alone (`alone`), without one around it. */
+  readonly pipeline: Pipeline | undefined;
+  /** The options hold a retry policy and nothing else that makes a step (no timeout, breaker, …). */
+  readonly alone: boolean;
   /** What a call runs: the pipeline, or its retry step when that is all it holds (one layer fewer). */
   readonly run: Step;
   /**
@@ -67,12 +72,57 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
     const { clock: _clock, signal: _signal, ...injections } = resolved.chaos;
     list.push(new ChaosStep(injections));
   }
-  const pipeline = new Pipeline(list);
+  const pipeline = alone ? undefined : new Pipeline(list);
   const first =
     own && list.length === (limit === undefined ? 1 : 2)
       ? new FirstPlan(retryStep, limit, resolved.clock, resolved.random)
       : undefined;
-  return { options: resolved, pipeline, run: alone ? retryStep : pipeline, first };
+  return { options: resolved, pipeline, alone, run: pipeline ?? retryStep, first };
+}
+
+/**
+ * The resolution of `options` made from `like`'s, for options that hold what `like` was resolved from but
+ * for their hooks (a callback written inline, a new function at each call): only those are checked, and a
+ * new retry step made around them. Undefined unless the retry step runs alone and the options differ from
+ * `like`'s in nothing else.
+ */
+function rebind<T>(like: Cached, options: RetryOptions<T>): Resolution<T> | undefined {
+  const resolution = resolutionOf(like) as Resolution<T> | undefined;
+  if (resolution === undefined || !resolution.alone || !sameButHooks(options, like)) return undefined;
+  const resolved = resolution.options;
+  const retryStep = new RetryStep<T>(withHooks(resolved.retry, options));
+  const first = new FirstPlan<T>(retryStep, undefined, resolved.clock, resolved.random);
+  return {
+    // Built field by field, in the order `resolveOptions` makes them (a spread is slower here).
+    options: {
+      retry: retryStep.resolved,
+      timeout: resolved.timeout,
+      signal: resolved.signal,
+      clock: resolved.clock,
+      random: resolved.random,
+      breaker: resolved.breaker,
+      hedge: resolved.hedge,
+      chaos: resolved.chaos,
+    },
+    pipeline: undefined,
+    alone: true,
+    run: retryStep,
+    first,
+  };
+}
+
+/** Whether `options`, of the shape of `seen` (see `sameShape`), hold its values but for its hooks. */
+function sameButHooks(options: object, seen: Cached): boolean {
+  const record = options as Record<string, unknown>;
+  const held = seen.held as readonly boolean[];
+  const keys = seen.keys;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (!held[i] || HOOK_KEYS.has(key)) continue;
+    const kept = (seen.values[i] as WeakRef<object>).deref();
+    if (kept === undefined || record[key] !== kept) return false;
+  }
+  return true;
 }
 
 // Calls without options share one resolution of the defaults.
@@ -191,7 +241,18 @@ export function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution
   }
   const known = byIdentity.get(options);
   if (known !== undefined) return known as Resolution<T>;
-  const resolution = build(resolveOptions(options));
+  // Options that differ from kept ones only in their hooks (a callback written inline): those are checked,
+  // the rest is as it was resolved.
+  let like: Cached | undefined;
+  for (let i = 0; i < cache.length; i++) {
+    const seen = cache[i] as Cached;
+    if (seen.held !== undefined && sameShape(options, seen)) {
+      like = seen;
+      break;
+    }
+  }
+  const resolution =
+    (like === undefined ? undefined : rebind(like, options)) ?? build(resolveOptions(options));
   // A rule list can change inside the same array: options with rules are resolved at every call.
   if (options.rules !== undefined) return resolution;
   // Kept without the signal it was resolved with, which the cache must not hold on to.
@@ -343,5 +404,5 @@ export function wrap<A extends unknown[], T, This = unknown>(
  * await p.execute(op, { signal });
  */
 export function retryPipeline<T = unknown>(options?: RetryOptions<T>): Pipeline {
-  return build(resolveOptions(options), false).pipeline;
+  return build(resolveOptions(options), false).pipeline as Pipeline;
 }
