@@ -201,8 +201,11 @@ function sameShape(options: object, seen: Cached): boolean {
  */
 const CACHE_SIZE = 16;
 const cache: Cached[] = [];
-/** Options holding objects or functions, by identity, for as long as each lives: options built once. */
-const byIdentity = new WeakMap<object, Resolution<unknown>>();
+/**
+ * Options holding objects or functions, by identity, for as long as each lives (options built once): the
+ * entry they were kept as, to tell whether they changed since, and its resolution, held strongly.
+ */
+const byIdentity = new WeakMap<object, { readonly seen: Cached; readonly resolution: Resolution<unknown> }>();
 
 /**
  * Options holding an object or a function that were not found: one in `HELD_EVERY` is kept. Keeping one
@@ -224,9 +227,56 @@ function resolutionOf(seen: Cached): Resolution<unknown> | undefined {
     : (seen.resolution as WeakRef<Resolution<unknown>>).deref();
 }
 
+/**
+ * Whether the cache can tell `options` by their enumerable keys and values: an object whose prototype is
+ * `Object.prototype` (a literal, a spread, `JSON.parse`'s), so that no option is read from elsewhere (a
+ * class's accessors, a prototype's keys). Anything else (null, an array, a class instance, an object
+ * made with `Object.create`) is resolved at every call, as `wrap` resolves it.
+ */
+function plain(options: object): boolean {
+  return (
+    options !== null && typeof options === "object" && Object.getPrototypeOf(options) === Object.prototype
+  );
+}
+
+/**
+ * The keys and values of `options`, each read once, in an object of their own: what a kept entry is made
+ * from and its resolution resolved from, so that an option read by a getter is the same value in both.
+ */
+function snapshot<T>(options: RetryOptions<T>): RetryOptions<T> {
+  const record = options as Record<string, unknown>;
+  const given: Record<string, unknown> = {};
+  for (const key in record) {
+    if (key === "__proto__") {
+      // An own key of that name (JSON.parse makes one): kept a key, as it was, not made the prototype.
+      Object.defineProperty(given, key, { value: record[key], enumerable: true, writable: true });
+    } else given[key] = record[key];
+  }
+  return given as RetryOptions<T>;
+}
+
+/**
+ * Whether a resolution of `options` may be used again for the same values: not when they hold an object
+ * it reads the inside of, which can change from one call to the next while the object stays the same (a
+ * rule list, a retryOn list, the hedge's and chaos's options).
+ */
+function keepable<T>(options: RetryOptions<T>): boolean {
+  return (
+    options.rules === undefined &&
+    options.hedge === undefined &&
+    options.chaos === undefined &&
+    !Array.isArray(options.retryOn)
+  );
+}
+
 /** The resolution of `options`: a cached one when they hold the keys and values of one (exported for tests). */
 export function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution<T> {
   if (options === undefined) return defaults as Resolution<T>;
+  // A literal's constructor, read where V8 finds it at once; what is not a literal is told by `plain`
+  // below, before anything is kept.
+  if (options === null || (options as { constructor?: unknown }).constructor !== Object) {
+    return build(resolveOptions(options));
+  }
   for (let i = 0; i < cache.length; i++) {
     const seen = cache[i] as Cached;
     if (!sameOptions(options, seen)) continue;
@@ -239,33 +289,35 @@ export function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution
     }
     return resolution as Resolution<T>;
   }
+  if (!plain(options)) return build(resolveOptions(options));
+  // Options built once and changed since are resolved again.
   const known = byIdentity.get(options);
-  if (known !== undefined) return known as Resolution<T>;
+  if (known !== undefined && sameOptions(options, known.seen)) return known.resolution as Resolution<T>;
+  const due = keepable(options) && isDue(options);
+  // Options to keep are resolved from their snapshot, the values their entry holds.
+  const given = due ? snapshot(options) : options;
   // Options that differ from kept ones only in their hooks (a callback written inline): those are checked,
   // the rest is as it was resolved.
   let like: Cached | undefined;
   for (let i = 0; i < cache.length; i++) {
     const seen = cache[i] as Cached;
-    if (seen.held !== undefined && sameShape(options, seen)) {
+    if (seen.held !== undefined && sameShape(given, seen)) {
       like = seen;
       break;
     }
   }
-  const resolution =
-    (like === undefined ? undefined : rebind(like, options)) ?? build(resolveOptions(options));
-  // A rule list can change inside the same array: options with rules are resolved at every call.
-  if (options.rules !== undefined) return resolution;
+  const resolution = (like === undefined ? undefined : rebind(like, given)) ?? build(resolveOptions(given));
+  if (!due || !keepable(given)) return resolution;
   // Kept without the signal it was resolved with, which the cache must not hold on to.
   const kept = (
-    options.signal === undefined
+    given.signal === undefined
       ? resolution
       : { ...resolution, options: { ...resolution.options, signal: undefined } }
   ) as Resolution<unknown>;
-  const entry = entryIfDue(options, kept);
-  if (entry === undefined) return resolution;
+  const entry = entryOf(options, given, kept);
   // In the place of an entry of the same shape that no call found (a call site that writes a callback
   // inline makes a new function at each call: one entry for it, not all), else of the least recently used.
-  let at = entry.held === undefined ? -1 : cache.findIndex((o) => !o.found && sameShape(options, o));
+  let at = entry.held === undefined ? -1 : cache.findIndex((o) => !o.found && sameShape(given, o));
   if (at < 0) {
     if (cache.length < CACHE_SIZE) cache.push(entry);
     at = cache.length - 1;
@@ -276,33 +328,45 @@ export function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution
 }
 
 /**
- * The entry `options` resolve to (`resolution`); undefined when it is not kept: an object or function among
- * its values, and not its turn (see `HELD_EVERY`) or no `WeakRef`. A kept one is also found by identity
- * while the options object lives.
+ * Whether options not found are to be kept: always when their values are all primitives; when an object or
+ * function is among them, one time in `HELD_EVERY`, and only where there is `WeakRef`.
  */
-function entryIfDue(options: object, resolution: Resolution<unknown>): Cached | undefined {
+function isDue(options: object): boolean {
   const record = options as Record<string, unknown>;
+  for (const key in record) {
+    if (key === "signal") continue;
+    const value = record[key];
+    if (value !== null && (typeof value === "object" || typeof value === "function")) {
+      heldMisses += 1;
+      if (!canHold || heldMisses < HELD_EVERY) return false;
+      heldMisses = 0;
+      return true;
+    }
+  }
+  return true;
+}
+
+/**
+ * The entry `options` are kept as: the keys and values of `given`, their snapshot, and `resolution`, made
+ * from it. One holding an object or function is also found by identity while the options object lives.
+ */
+function entryOf(options: object, given: object, resolution: Resolution<unknown>): Cached {
+  const record = given as Record<string, unknown>;
   const keys: string[] = [];
   const values: unknown[] = [];
   let held: boolean[] | undefined;
   for (const key in record) {
     const value = key === "signal" ? undefined : record[key];
     const object = value !== null && (typeof value === "object" || typeof value === "function");
-    if (object) {
-      if (held === undefined) {
-        heldMisses += 1;
-        if (!canHold || heldMisses < HELD_EVERY) return undefined;
-        heldMisses = 0;
-        held = keys.map(() => false);
-      }
-      held.push(true);
-    } else held?.push(false);
+    if (object && held === undefined) held = keys.map(() => false);
+    held?.push(object);
     keys.push(key);
     values.push(object ? new WeakRef(value as object) : value);
   }
   if (held === undefined) return { resolution, keys, values, held, found: false };
-  byIdentity.set(options, resolution);
-  return { resolution: new WeakRef(resolution), keys, values, held, found: false };
+  const entry: Cached = { resolution: new WeakRef(resolution), keys, values, held, found: false };
+  byIdentity.set(options, { seen: entry, resolution });
+  return entry;
 }
 
 /** The call's own signal: the one its options hold, checked (a cached resolution holds none). */
