@@ -1,4 +1,7 @@
-import { backoff, OptionError, type RetryOptions, retry } from "robustly";
+import v8 from "node:v8";
+import vm from "node:vm";
+import fc from "fast-check";
+import { backoff, jitter, OptionError, type RetryOptions, retry, retryPipeline } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { HELD_EVERY } from "../src/retry/retry.js";
@@ -10,6 +13,9 @@ import { HELD_EVERY } from "../src/retry/retry.js";
 /** What the attempt saw of its options: retries left (maxRetries) and the timeout. */
 const sees = (ctx: { retriesLeft: number; timeout: number }) => [ctx.retriesLeft, ctx.timeout];
 const log = () => {};
+
+v8.setFlagsFromString("--expose-gc");
+const gc = vm.runInNewContext("gc") as () => void;
 const none = Number.POSITIVE_INFINITY;
 
 /** Calls `retry(op, options)` often enough that options holding functions are kept (see `HELD_EVERY`). */
@@ -129,5 +135,131 @@ describe("options the cache must not mistake for others", () => {
     await expect(retry(failsOnce(), options)).resolves.toBe(2);
     retryOn.push(42);
     await expect(retry(failsOnce(), options)).rejects.toThrow(OptionError);
+  });
+});
+
+/** One call's options, drawn as picks from small pools of values shared by every call and made for it. */
+const pick = fc.record({
+  maxRetries: fc.constantFrom(-2, 0, 1, 2),
+  backoff: fc.constantFrom(-2, -1, 0, 1),
+  jitter: fc.constantFrom(-2, 0, 1),
+  random: fc.constantFrom(-1, 0, 1),
+  retryOn: fc.constantFrom(-2, -1, 0, 1),
+  retryOnResult: fc.constantFrom(-2, -1, 0),
+  delayFrom: fc.constantFrom(-2, -1, 0),
+  timeout: fc.constantFrom(-2, 50),
+  onRetry: fc.constantFrom(-3, -2, -1, 0, 1),
+  onGiveUp: fc.constantFrom(-3, -2, -1, 0),
+  onSuccess: fc.constantFrom(-3, -2, -1, 0),
+  onError: fc.constantFrom(-2, -1, 0),
+  /** The attempts' outcomes, in turn; the last repeats. */
+  outcomes: fc.array(fc.constantFrom("fail", "stop", "negative", "ok"), { minLength: 1, maxLength: 4 }),
+  /** A permutation of the keys, as indices to sort them by. */
+  order: fc.array(fc.nat(), { minLength: 12, maxLength: 12 }),
+  /** Reuse the options object of an earlier call (-1: a new one), after changing its maxRetries or not. */
+  reuse: fc.integer({ min: -3, max: 2 }),
+  /** Calls made with the options before the one compared: enough, now and then, for them to be kept. */
+  repeat: fc.constantFrom(0, 0, 0, HELD_EVERY),
+  collect: fc.integer({ min: 0, max: 39 }),
+});
+
+describe("retry(op, options) against the uncached pipeline", () => {
+  it("every call runs as retryPipeline(options) would, over sequences of shared, fresh and reused values", async () => {
+    const clock = new VirtualClock();
+    await fc.assert(
+      fc.asyncProperty(fc.array(pick, { minLength: 1, maxLength: 30 }), async (calls) => {
+        const trace: string[] = [];
+        const tell = (tag: string) => (event: unknown, more?: unknown) => {
+          const e = event as Record<string, unknown>;
+          trace.push(`${tag} ${e?.delay ?? e?.reason ?? String(event)} ${String(more ?? "")}`);
+        };
+        // -2: the key left out; -3: the key given as undefined; -1: a value made for this call; 0, 1: shared.
+        const shared = {
+          backoff: [backoff.constant({ base: 10 }), backoff.linear({ base: 20 })],
+          jitter: [jitter.none(), jitter.full()],
+          random: [() => 0.5, () => 0.75],
+          retryOn: [(e: unknown) => (e as Error).message === "fail", ["Error"]],
+          retryOnResult: [(v: number) => v < 0],
+          delayFrom: [() => 5],
+          onRetry: [tell("retry 0"), tell("retry 1")],
+          onGiveUp: [tell("give up 0")],
+          onSuccess: [tell("success 0")],
+          onError: [tell("error 0")],
+        } as Record<string, unknown[]>;
+        const fresh: Record<string, (i: number) => unknown> = {
+          maxRetries: () => 3,
+          backoff: (i) => backoff.constant({ base: 30 + i }),
+          random: (i) => () => (i % 10) / 10,
+          retryOn: (i) =>
+            i % 2 === 0 ? (e: unknown) => (e as Error).message !== "stop" : [TypeError, "Error"],
+          retryOnResult: (i) => (v: number) => v < -i,
+          delayFrom: (i) => () => ({ exactly: i }),
+          onRetry: (i) => tell(`retry own ${i}`),
+          onGiveUp: (i) => tell(`give up own ${i}`),
+          onSuccess: (i) => tell(`success own ${i}`),
+          onError: (i) => tell(`error own ${i}`),
+        };
+        const made: RetryOptions<number>[] = [];
+        for (const [i, call] of calls.entries()) {
+          let options: RetryOptions<number>;
+          const earlier = made[made.length - 1 - Math.max(call.reuse, 0)];
+          if (call.reuse >= 0 && earlier !== undefined) {
+            options = earlier;
+            if (call.reuse === 1)
+              (options as Record<string, unknown>).maxRetries = call.maxRetries === 2 ? 1 : 2;
+          } else {
+            const keys = Object.keys(call).filter(
+              (k) => !["outcomes", "order", "reuse", "repeat", "collect"].includes(k),
+            );
+            const sorted = keys
+              .map((key, n) => ({ key, rank: call.order[n] ?? 0 }))
+              .sort((a, b) => a.rank - b.rank)
+              .map((k) => k.key);
+            const record: Record<string, unknown> = {};
+            for (const key of sorted) {
+              const choice = (call as unknown as Record<string, number>)[key] as number;
+              if (choice === -2) continue;
+              if (key === "maxRetries" || key === "timeout") record[key] = choice;
+              else if (choice === -3) record[key] = undefined;
+              else if (choice === -1) record[key] = (fresh[key] as (i: number) => unknown)(i);
+              else record[key] = (shared[key] as unknown[])[choice];
+            }
+            if (record.random === undefined) record.random = shared.random?.[0];
+            record.clock = clock;
+            options = record as RetryOptions<number>;
+          }
+          made.push(options);
+          const run = async (go: (op: () => number) => Promise<number>) => {
+            let attempts = 0;
+            const op = () => {
+              const outcome = call.outcomes[Math.min(attempts, call.outcomes.length - 1)];
+              attempts += 1;
+              if (outcome === "ok") return attempts;
+              if (outcome === "negative") return -attempts;
+              throw new Error(outcome);
+            };
+            const start = clock.now();
+            const settled = go(op).then(
+              (value) => `value ${value}`,
+              (error: Error) => `error ${error.message}`,
+            );
+            await clock.runAll();
+            return `${await settled} after ${attempts} attempts, ${Math.round(clock.now() - start)} ms`;
+          };
+          for (let k = 0; k < call.repeat; k++) await run((op) => retry(op, options));
+          trace.splice(0);
+          const cached = await run((op) => retry(op, options));
+          const seen = trace.splice(0);
+          const { clock: _clock, random, ...rest } = options;
+          const reference = await run((op) => retryPipeline(rest).execute(op, { clock, random }));
+          expect([cached, seen]).toEqual([reference, trace.splice(0)]);
+          if (call.collect === 0) {
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            gc();
+          }
+        }
+      }),
+      { numRuns: 100 },
+    );
   });
 });
