@@ -138,6 +138,45 @@ describe("options the cache must not mistake for others", () => {
   });
 });
 
+describe("what the cache keeps", () => {
+  it("nothing a call passed (operation, signal, clock, options built once and kept, their callbacks) outlives it", async () => {
+    const refs: [string, WeakRef<object>][] = [];
+    const log = () => {};
+    // Each call site in a function of its own, so that no frame of the test holds what it passed.
+    const site = async (i: number) => {
+      const controller = new AbortController();
+      const clock = new VirtualClock();
+      let attempts = 0;
+      const op = () => {
+        attempts += 1;
+        if (attempts === 1) throw new Error("once");
+        return attempts;
+      };
+      const kinds: RetryOptions<number>[] = [
+        { maxRetries: 3, signal: controller.signal, clock },
+        { maxRetries: 3, signal: controller.signal, clock, onRetry: () => i },
+        { maxRetries: 3, clock, onRetry: log },
+        { maxRetries: 3, timeout: 50, signal: controller.signal, clock, onError: () => i },
+      ];
+      const options = kinds[i % kinds.length] as RetryOptions<number>;
+      refs.push(["operation", new WeakRef(op)], ["signal", new WeakRef(controller.signal)]);
+      refs.push(["clock", new WeakRef(clock)], ["options", new WeakRef(options)]);
+      // The same options object again and again: kept, and found by identity.
+      for (let k = 0; k <= HELD_EVERY; k++) {
+        attempts = 0;
+        const call = retry(op, options);
+        await clock.runAll();
+        await expect(call).resolves.toBe(2);
+      }
+    };
+    for (let i = 0; i < 8; i++) await site(i);
+    // A turn of the event loop first: a new WeakRef keeps its target until the current job is over.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    gc();
+    expect(refs.filter(([, ref]) => ref.deref() !== undefined).map(([what]) => what)).toEqual([]);
+  });
+});
+
 /** One call's options, drawn as picks from small pools of values shared by every call and made for it. */
 const pick = fc.record({
   maxRetries: fc.constantFrom(-2, 0, 1, 2),
