@@ -238,9 +238,10 @@ describe("options holding functions and objects", () => {
     );
   });
 
-  it("a callback that is not a function fails at once, naming it, right after the same shape was kept", async () => {
+  it("a callback or predicate that is not a function fails at once, naming it, right after the same shape was kept", async () => {
     const op = () => 1;
-    for (const key of ["onRetry", "onError", "onGiveUp", "onAttempt", "onSuccess", "onCallbackError"]) {
+    const keys = ["onRetry", "onError", "onGiveUp", "onAttempt", "onSuccess", "onCallbackError"];
+    for (const key of [...keys, "retryOn", "retryOnResult", "shouldConsumeRetry", "delayFrom"]) {
       // The shape kept first, with a function each call.
       const shape = (value: unknown) => ({ maxRetries: 2, [key]: value }) as RetryOptions<number>;
       for (let i = 0; i < HELD_EVERY + 1; i++)
@@ -258,5 +259,75 @@ describe("options holding functions and objects", () => {
       await expect(call).rejects.toThrow(key);
       expect(calls).toBe(0);
     }
+  });
+
+  it("each call runs on its own retryOn, retryOnResult and delayFrom, written inline or shared, once the shape is kept", async () => {
+    const clock = new VirtualClock();
+    const steady = backoff.constant({ base: 1 });
+    const none = jitter.none();
+    const shared = {
+      retryOn: [() => true, () => false],
+      retryOnResult: [(v: number) => v < 0, () => false],
+      delayFrom: [() => ({ exactly: 7 }), () => ({ exactly: 9 })],
+    };
+    const heard: number[] = [];
+    const onRetry = (e: { delay: number }) => heard.push(e.delay);
+    const options = (retryOn: unknown, retryOnResult: unknown, delayFrom: unknown) =>
+      ({
+        maxRetries: 1,
+        backoff: steady,
+        jitter: none,
+        clock,
+        retryOn,
+        retryOnResult,
+        delayFrom,
+        onRetry,
+      }) as RetryOptions<number>;
+    // The shape kept first.
+    for (let i = 0; i < HELD_EVERY + 1; i++) {
+      await retry(() => 1, options(shared.retryOn[0], shared.retryOnResult[0], shared.delayFrom[0]));
+    }
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            throws: fc.boolean(),
+            // -1: made for this call (answering `accept`), 0 or 1: shared (0 accepts, 1 refuses).
+            retryOn: fc.integer({ min: -1, max: 1 }),
+            retryOnResult: fc.integer({ min: -1, max: 1 }),
+            delayFrom: fc.integer({ min: -1, max: 1 }),
+            accept: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 20 },
+        ),
+        async (calls) => {
+          for (const [i, c] of calls.entries()) {
+            const retryOn = c.retryOn < 0 ? () => c.accept : shared.retryOn[c.retryOn];
+            const retryOnResult =
+              c.retryOnResult < 0 ? (v: number) => c.accept && v < 0 : shared.retryOnResult[c.retryOnResult];
+            const delayFrom = c.delayFrom < 0 ? () => ({ exactly: 100 + i }) : shared.delayFrom[c.delayFrom];
+            let attempts = 0;
+            const op = () => {
+              attempts += 1;
+              if (attempts > 1) return 2;
+              if (c.throws) throw new Error("x");
+              return -1;
+            };
+            const ended = retry(op, options(retryOn, retryOnResult, delayFrom)).then(
+              (value) => value,
+              (error: Error) => error.message,
+            );
+            await clock.runAll();
+            const accepts = (choice: number) => (choice < 0 ? c.accept : choice === 0);
+            // A value retryOnResult asks to retry is an error to retryOn (a RetryableResultError) too.
+            const retried = accepts(c.retryOn) && (c.throws || accepts(c.retryOnResult));
+            expect(await ended).toBe(retried ? 2 : c.throws ? "x" : -1);
+            const delay = c.delayFrom < 0 ? 100 + i : c.delayFrom === 0 ? 7 : 9;
+            expect(heard.splice(0)).toEqual(retried ? [delay] : []);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

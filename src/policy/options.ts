@@ -347,28 +347,56 @@ export function resolveRetry<T>(
   };
 }
 
-/** The options that are only called back (told of attempts, retries, the end): nothing else depends on them. */
-const HOOKS = ["onAttempt", "onSuccess", "onError", "onRetry", "onGiveUp", "onCallbackError"] as const;
-export const HOOK_KEYS: ReadonlySet<string> = new Set(HOOKS);
+/**
+ * The options that are functions resolved on their own, from nothing but their value: the callbacks, and
+ * the predicates the retry step asks (`retryOn` compiled into the policy's matcher, `delayFrom` kept on
+ * it). Options that differ from resolved ones only in these need only these checked (see `withFunctions`).
+ */
+const STEP_FUNCTIONS = [
+  "retryOnResult",
+  "shouldConsumeRetry",
+  "onAttempt",
+  "onSuccess",
+  "onError",
+  "onRetry",
+  "onGiveUp",
+  "onCallbackError",
+] as const;
+export const FUNCTION_KEYS: ReadonlySet<string> = new Set([...STEP_FUNCTIONS, "retryOn", "delayFrom"]);
 
 /**
- * `resolved` with the hooks of `options` in place of its own: for options that hold what `resolved` was
- * resolved from but for those hooks (`HOOK_KEYS`), which are checked here. Throws an `OptionError` naming
- * a bad one.
+ * `resolved` with the functions of `options` (`FUNCTION_KEYS`) in place of its own, checked here: for
+ * options that hold what `resolved` was resolved from but for those, and no `rules`. Undefined when
+ * `resolved` has rules. Throws an `OptionError` naming a bad one.
  */
-export function withHooks<T>(resolved: ResolvedRetry<T>, options: RetryStepOptions<T>): ResolvedRetry<T> {
+export function withFunctions<T>(
+  resolved: ResolvedRetry<T>,
+  options: RetryStepOptions<T>,
+): ResolvedRetry<T> | undefined {
+  if (resolved.policies.length !== 1) return undefined;
   const o = options as Record<string, unknown>;
-  for (let i = 0; i < HOOKS.length; i++) {
-    const key = HOOKS[i] as string;
+  for (let i = 0; i < STEP_FUNCTIONS.length; i++) {
+    const key = STEP_FUNCTIONS[i] as string;
     read(RETRY_STEP_SCHEMA, key, o[key]);
   }
-  // Built field by field, in the order `resolveRetry` makes them (a spread is slower here).
+  const top = resolved.policies[0] as ResolvedPolicy;
+  // Built field by field, in the order `resolvePolicy` and `resolveRetry` make them (a spread is slower).
+  const policy: ResolvedPolicy = {
+    match: options.retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", options.retryOn),
+    maxRetries: top.maxRetries,
+    maxElapsed: top.maxElapsed,
+    maxElapsedCountsWait: top.maxElapsedCountsWait,
+    backoff: top.backoff,
+    jitter: top.jitter,
+    scale: top.scale,
+    delayFrom: read<DelayFrom | undefined>(RULE_SCHEMA, "delayFrom", options.delayFrom, "delayFrom"),
+  };
   return {
     successHooks: resolved.successHooks,
     budget: resolved.budget,
-    policies: resolved.policies,
-    retryOnResult: resolved.retryOnResult,
-    shouldConsumeRetry: resolved.shouldConsumeRetry,
+    policies: [policy],
+    retryOnResult: options.retryOnResult,
+    shouldConsumeRetry: options.shouldConsumeRetry,
     delayFirstAttempt: resolved.delayFirstAttempt,
     onAttempt: options.onAttempt,
     onSuccess: options.onSuccess,

@@ -12,11 +12,11 @@ import { type Operation, Pipeline, runAtEdge } from "../pipeline/pipeline.js";
 import type { Step } from "../pipeline/step.js";
 import {
   type AttemptContext,
-  HOOK_KEYS,
+  FUNCTION_KEYS,
   type ResolvedOptions,
   type RetryOptions,
   resolveOptions,
-  withHooks,
+  withFunctions,
 } from "../policy/options.js";
 import { TimeoutStep } from "../timeout/step.js";
 import { FirstPlan, runFirst } from "./first.js";
@@ -82,15 +82,17 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
 
 /**
  * The resolution of `options` made from `like`'s, for options that hold what `like` was resolved from but
- * for their hooks (a callback written inline, a new function at each call): only those are checked, and a
- * new retry step made around them. Undefined unless the retry step runs alone and the options differ from
- * `like`'s in nothing else.
+ * for their callbacks and predicates (`FUNCTION_KEYS`; a callback written inline is a new function at each
+ * call): only those are checked, and a new retry step made around them. Undefined unless the retry step
+ * runs alone and the options differ from `like`'s in nothing else.
  */
 function rebind<T>(like: Cached, options: RetryOptions<T>): Resolution<T> | undefined {
   const resolution = resolutionOf(like) as Resolution<T> | undefined;
-  if (resolution === undefined || !resolution.alone || !sameButHooks(options, like)) return undefined;
+  if (resolution === undefined || !resolution.alone || !sameButFunctions(options, like)) return undefined;
   const resolved = resolution.options;
-  const retryStep = new RetryStep<T>(withHooks(resolved.retry, options));
+  const retry = withFunctions(resolved.retry, options);
+  if (retry === undefined) return undefined;
+  const retryStep = new RetryStep<T>(retry);
   const first = new FirstPlan<T>(retryStep, undefined, resolved.clock, resolved.random);
   return {
     // Built field by field, in the order `resolveOptions` makes them (a spread is slower here).
@@ -111,14 +113,14 @@ function rebind<T>(like: Cached, options: RetryOptions<T>): Resolution<T> | unde
   };
 }
 
-/** Whether `options`, of the shape of `seen` (see `sameShape`), hold its values but for its hooks. */
-function sameButHooks(options: object, seen: Cached): boolean {
+/** Whether `options`, of the shape of `seen` (see `sameShape`), hold its values but for its functions (`FUNCTION_KEYS`). */
+function sameButFunctions(options: object, seen: Cached): boolean {
   const record = options as Record<string, unknown>;
   const held = seen.held as readonly boolean[];
   const keys = seen.keys;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    if (!held[i] || HOOK_KEYS.has(key)) continue;
+    if (!held[i] || FUNCTION_KEYS.has(key)) continue;
     const kept = (seen.values[i] as WeakRef<object>).deref();
     if (kept === undefined || record[key] !== kept) return false;
   }
@@ -296,7 +298,7 @@ export function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution
   const due = keepable(options) && isDue(options);
   // Options to keep are resolved from their snapshot, the values their entry holds.
   const given = due ? snapshot(options) : options;
-  // Options that differ from kept ones only in their hooks (a callback written inline): those are checked,
+  // Options that differ from kept ones only in their functions (a callback written inline): those are checked,
   // the rest is as it was resolved.
   let like: Cached | undefined;
   for (let i = 0; i < cache.length; i++) {
