@@ -241,7 +241,15 @@ describe("options holding functions and objects", () => {
   it("a callback or predicate that is not a function fails at once, naming it, right after the same shape was kept", async () => {
     const op = () => 1;
     const keys = ["onRetry", "onError", "onGiveUp", "onAttempt", "onSuccess", "onCallbackError"];
-    for (const key of [...keys, "retryOn", "retryOnResult", "shouldConsumeRetry", "delayFrom"]) {
+    for (const key of [
+      ...keys,
+      "retryOn",
+      "retryOnResult",
+      "shouldConsumeRetry",
+      "delayFrom",
+      "backoff",
+      "jitter",
+    ]) {
       // The shape kept first, with a function each call.
       const shape = (value: unknown) => ({ maxRetries: 2, [key]: value }) as RetryOptions<number>;
       for (let i = 0; i < HELD_EVERY + 1; i++)
@@ -328,6 +336,61 @@ describe("options holding functions and objects", () => {
         },
       ),
       { numRuns: 60 },
+    );
+  });
+
+  it("calls written as the README writes them (a timeout, a backoff and a jitter made inline) each run on their own", async () => {
+    const clock = new VirtualClock();
+    const heard: string[] = [];
+    const options = (i: number, judged: boolean) =>
+      ({
+        timeout: 50,
+        maxRetries: 2,
+        backoff: backoff.constant({ base: 10 + i }),
+        jitter: jitter.none(),
+        clock,
+        onRetry: (e: { delay: number; error: unknown }) =>
+          heard.push(`${i} ${(e.error as Error).name} ${e.delay}`),
+        // A retryOnResult sends the first attempt through the pipeline of the retry and timeout steps.
+        ...(judged ? { retryOnResult: (v: number) => v < 0 } : {}),
+      }) as RetryOptions<number>;
+    // Both shapes kept first.
+    for (const judged of [false, true]) {
+      for (let i = 0; i < HELD_EVERY + 1; i++) await retry(() => 1, options(0, judged));
+    }
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ hang: fc.boolean(), judged: fc.boolean(), negative: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
+        async (calls) => {
+          for (const [i, c] of calls.entries()) {
+            let attempts = 0;
+            const op = () => {
+              attempts += 1;
+              if (attempts === 1 && c.hang) return new Promise<number>(() => {});
+              if (attempts === 1) throw new Error("first");
+              return c.negative && attempts === 2 ? -1 : attempts;
+            };
+            const ended = retry(op, options(i, c.judged)).then(
+              (value) => value,
+              (error: Error) => error.name,
+            );
+            await clock.runAll();
+            const first = `${i} ${c.hang ? "TimeoutError" : "Error"} ${10 + i}`;
+            if (c.judged && c.negative) {
+              // The -1 of the second attempt is retried too, and the third answers 3.
+              expect(await ended).toBe(3);
+              expect(heard.splice(0)).toEqual([first, `${i} RetryableResultError ${10 + i}`]);
+            } else {
+              expect(await ended).toBe(c.negative ? -1 : 2);
+              expect(heard.splice(0)).toEqual([first]);
+            }
+          }
+        },
+      ),
+      { numRuns: 40 },
     );
   });
 });

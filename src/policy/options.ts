@@ -348,9 +348,10 @@ export function resolveRetry<T>(
 }
 
 /**
- * The options that are functions resolved on their own, from nothing but their value: the callbacks, and
- * the predicates the retry step asks (`retryOn` compiled into the policy's matcher, `delayFrom` kept on
- * it). Options that differ from resolved ones only in these need only these checked (see `withFunctions`).
+ * The options that are functions or objects resolved on their own, from nothing but their value: the
+ * callbacks, the predicates the retry step asks (`retryOn` compiled into the policy's matcher, `delayFrom`
+ * kept on it), the backoff and the jitter (a new one each call when written inline). Options that differ
+ * from resolved ones only in these need only these checked (see `withFunctions`).
  */
 const STEP_FUNCTIONS = [
   "retryOnResult",
@@ -362,7 +363,13 @@ const STEP_FUNCTIONS = [
   "onGiveUp",
   "onCallbackError",
 ] as const;
-export const FUNCTION_KEYS: ReadonlySet<string> = new Set([...STEP_FUNCTIONS, "retryOn", "delayFrom"]);
+export const FUNCTION_KEYS: ReadonlySet<string> = new Set([
+  ...STEP_FUNCTIONS,
+  "retryOn",
+  "delayFrom",
+  "backoff",
+  "jitter",
+]);
 
 /**
  * `resolved` with the functions of `options` (`FUNCTION_KEYS`) in place of its own, checked here: for
@@ -386,13 +393,13 @@ export function withFunctions<T>(
     maxRetries: top.maxRetries,
     maxElapsed: top.maxElapsed,
     maxElapsedCountsWait: top.maxElapsedCountsWait,
-    backoff: top.backoff,
-    jitter: top.jitter,
+    backoff: options.backoff === undefined ? defaultBackoff : toBackoff(options.backoff, "backoff"),
+    jitter: options.jitter === undefined ? defaultJitter : toJitter(options.jitter, "jitter"),
     scale: top.scale,
     delayFrom: read<DelayFrom | undefined>(RULE_SCHEMA, "delayFrom", options.delayFrom, "delayFrom"),
   };
   return {
-    successHooks: resolved.successHooks,
+    successHooks: typeof policy.backoff.success === "function" ? [policy.backoff] : [],
     budget: resolved.budget,
     policies: [policy],
     retryOnResult: options.retryOnResult,

@@ -7,9 +7,9 @@ import { BreakerStep } from "../breaker/step.js";
 import { ChaosStep } from "../chaos/chaos.js";
 import { OptionError } from "../core/errors.js";
 import { type HedgeOptions, HedgeStep, resolveHedge } from "../hedge/hedge.js";
-import { RootScope, Scope } from "../pipeline/context.js";
+import { type ExecutionContext, RootScope, Scope } from "../pipeline/context.js";
 import { type Operation, Pipeline, runAtEdge } from "../pipeline/pipeline.js";
-import type { Step } from "../pipeline/step.js";
+import type { Next, Step } from "../pipeline/step.js";
 import {
   type AttemptContext,
   FUNCTION_KEYS,
@@ -25,7 +25,10 @@ import { RetryStep } from "./step.js";
 /** The short form's options, checked, with the pipeline they build. */
 interface Resolution<T> {
   readonly options: ResolvedOptions<T>;
-  /** The pipeline; undefined when its retry step runs alone (`alone`), without one around it. */
+  /**
+   * The pipeline; undefined when its retry step runs alone (`alone`), without one around it, or when it is
+   * made only when a call needs it (see `rebind`).
+   */
   readonly pipeline: Pipeline | undefined;
   /** The options hold a retry policy and nothing else that makes a step (no timeout, breaker, …). */
   readonly alone: boolean;
@@ -83,17 +86,33 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
 /**
  * The resolution of `options` made from `like`'s, for options that hold what `like` was resolved from but
  * for their callbacks and predicates (`FUNCTION_KEYS`; a callback written inline is a new function at each
- * call): only those are checked, and a new retry step made around them. Undefined unless the retry step
- * runs alone and the options differ from `like`'s in nothing else.
+ * call): only those are checked, and a new retry step made around them. Undefined unless the steps are a
+ * retry step and at most a timeout, and the options differ from `like`'s in nothing else.
  */
 function rebind<T>(like: Cached, options: RetryOptions<T>): Resolution<T> | undefined {
   const resolution = resolutionOf(like) as Resolution<T> | undefined;
-  if (resolution === undefined || !resolution.alone || !sameButFunctions(options, like)) return undefined;
+  // A retry step alone, or with a timeout (what a first attempt is planned for): no other step to rebuild.
+  const plan = resolution?.first;
+  if (resolution === undefined || plan === undefined || !sameButFunctions(options, like)) return undefined;
   const resolved = resolution.options;
   const retry = withFunctions(resolved.retry, options);
   if (retry === undefined) return undefined;
   const retryStep = new RetryStep<T>(retry);
-  const first = new FirstPlan<T>(retryStep, undefined, resolved.clock, resolved.random);
+  // The timeout step is the same: it is made from `timeout` alone, the same number.
+  const limit = plan.limit;
+  const first = new FirstPlan<T>(retryStep, limit, resolved.clock, resolved.random);
+  // With a timeout, the pipeline of the two is made when a call needs it (most make their first attempt
+  // without it).
+  let pipeline: Pipeline | undefined;
+  const run: Step =
+    limit === undefined
+      ? retryStep
+      : {
+          execute<R>(next: Next<R>, context: ExecutionContext): R | PromiseLike<R> {
+            pipeline ??= new Pipeline([retryStep, limit]);
+            return pipeline.execute(next, context);
+          },
+        };
   return {
     // Built field by field, in the order `resolveOptions` makes them (a spread is slower here).
     options: {
@@ -107,8 +126,8 @@ function rebind<T>(like: Cached, options: RetryOptions<T>): Resolution<T> | unde
       chaos: resolved.chaos,
     },
     pipeline: undefined,
-    alone: true,
-    run: retryStep,
+    alone: resolution.alone,
+    run,
     first,
   };
 }
