@@ -65,7 +65,9 @@ const pendingCalls = Math.round(positive("pending", args.pending));
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = pathToFileURL(resolve(root, args.dist, "index.js"));
 if (!existsSync(dist)) throw new Error(`${fileURLToPath(dist)} is missing: run \`npm run build\` first`);
-const { retry, pipeline, steps, backoff } = (await import(dist.href)) as typeof import("../src/index.js");
+const { retry, pipeline, steps, backoff, jitter } = (await import(
+  dist.href
+)) as typeof import("../src/index.js");
 
 const LIBRARIES = ["robustly", "p-retry", "async-retry", "exponential-backoff", "cockatiel"] as const;
 type Library = (typeof LIBRARIES)[number];
@@ -134,6 +136,33 @@ const scenarios: Scenario[] = [
         call: "`retry(handleAll, { maxAttempts: 3, backoff }).execute(op)`",
         run: () =>
           cockatielRetry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() }).execute(op),
+      },
+    },
+  },
+  {
+    id: "readme",
+    title: "as the README writes it: a timeout, a backoff and a jitter made inline",
+    cells: {
+      robustly: {
+        call: "`retry(op, { timeout: 2000, maxRetries: 5, backoff: backoff.exponential({ base: 500, max: 10_000 }), jitter: jitter.full() })`",
+        run: () =>
+          retry(op, {
+            timeout: 2000,
+            maxRetries: 5,
+            backoff: backoff.exponential({ base: 500, max: 10_000 }),
+            jitter: jitter.full(),
+          }),
+      },
+      cockatiel: {
+        call: "`wrap(retry(handleAll, { maxAttempts: 5, backoff: new ExponentialBackoff({ initialDelay: 500, maxDelay: 10_000 }) }), timeout(2000, Aggressive)).execute(op)`",
+        run: () =>
+          cockatielWrap(
+            cockatielRetry(handleAll, {
+              maxAttempts: 5,
+              backoff: new ExponentialBackoff({ initialDelay: 500, maxDelay: 10_000 }),
+            }),
+            timeout(2000, TimeoutStrategy.Aggressive),
+          ).execute(op),
       },
     },
   },
