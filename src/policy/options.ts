@@ -384,7 +384,9 @@ export function withFunctions<T>(
   const o = options as Record<string, unknown>;
   for (let i = 0; i < STEP_FUNCTIONS.length; i++) {
     const key = STEP_FUNCTIONS[i] as string;
-    read(RETRY_STEP_SCHEMA, key, o[key]);
+    // None is required: one left out needs no look at the schema.
+    const value = o[key];
+    if (value !== undefined) read(RETRY_STEP_SCHEMA, key, value);
   }
   const top = resolved.policies[0] as ResolvedPolicy;
   // Built field by field, in the order `resolvePolicy` and `resolveRetry` make them (a spread is slower).
@@ -396,7 +398,10 @@ export function withFunctions<T>(
     backoff: options.backoff === undefined ? defaultBackoff : toBackoff(options.backoff, "backoff"),
     jitter: options.jitter === undefined ? defaultJitter : toJitter(options.jitter, "jitter"),
     scale: top.scale,
-    delayFrom: read<DelayFrom | undefined>(RULE_SCHEMA, "delayFrom", options.delayFrom, "delayFrom"),
+    delayFrom:
+      options.delayFrom === undefined
+        ? undefined
+        : read<DelayFrom | undefined>(RULE_SCHEMA, "delayFrom", options.delayFrom, "delayFrom"),
   };
   return {
     successHooks: typeof policy.backoff.success === "function" ? [policy.backoff] : [],
