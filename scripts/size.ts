@@ -1,0 +1,218 @@
+/**
+ * What each import adds to an app's bundle, robustly's and its peers', in one run: each row is a small app
+ * (one import, one call) bundled as a browser app is (esbuild --bundle --minify --format=esm
+ * --platform=browser) and gzipped at level 9. Prints the table, the modules each robustly row pulls in,
+ * and the size of `npm pack`; `--check` fails (exit 1) when a row is over its ceiling.
+ *
+ * An esbuild metafile script rather than size-limit: esbuild is already here (the docs' browser test
+ * bundles with it), the metafile names every module a row pulls in and its bytes, which is how a budget
+ * that is exceeded gets explained, and it adds no dependency.
+ *
+ * Run: `npm run size` (builds dist/ first); `npm run size -- --check` as CI does; `--modules N` lists the
+ * N largest modules of each robustly row (default 12, 0 for none); `--markdown` prints the table for
+ * BENCHMARKS.md.
+ *
+ * robustly is measured as published: dist/, what an app imports. Each row has a goal, the size the
+ * lean-core work aims at, and a ceiling, the size it may not exceed now: CI fails past a ceiling, so that
+ * no change makes an import heavier unnoticed; a ceiling is lowered as the rows shrink, and is the goal once
+ * the goal is met.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { gzipSync } from "node:zlib";
+import { build, type Metafile } from "esbuild";
+
+const { values: args } = parseArgs({
+  options: {
+    check: { type: "boolean", default: false },
+    markdown: { type: "boolean", default: false },
+    modules: { type: "string", default: "12" },
+  },
+});
+const modulesShown = Number(args.modules);
+if (!Number.isInteger(modulesShown) || modulesShown < 0) {
+  throw new Error(`--modules must be an integer >= 0, got ${args.modules}`);
+}
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const dist = resolve(root, "dist/index.js");
+if (!existsSync(dist)) throw new Error("dist/index.js is missing: run `npm run build` first");
+
+interface Row {
+  readonly id: string;
+  readonly library: string;
+  readonly title: string;
+  /** The app: one import and one call. */
+  readonly app: string;
+  /** The lean-core goal, gzipped bytes; undefined: reported only. */
+  readonly goal?: number;
+  /** The most the row may weigh now, gzipped bytes (CI fails past it). */
+  readonly ceiling?: number;
+}
+
+const kB = 1000;
+const ROWS: readonly Row[] = [
+  {
+    id: "retry",
+    library: "robustly",
+    title: "`retry(op)` alone",
+    app: `import { retry } from "robustly"; retry(async () => 42).then(console.log);`,
+    goal: 4 * kB,
+    ceiling: 21 * kB,
+  },
+  {
+    id: "readme",
+    library: "robustly",
+    title: "the README's quick start (timeout, exponential backoff, full jitter)",
+    app: `import { backoff, jitter, retry } from "robustly";
+retry(async ({ signal }) => signal.aborted, { timeout: 2000, maxRetries: 5,
+  backoff: backoff.exponential({ base: 500, max: 10_000 }), jitter: jitter.full() }).then(console.log);`,
+    goal: 5 * kB,
+    ceiling: 23 * kB,
+  },
+  {
+    id: "pipeline",
+    library: "robustly",
+    title: "`pipeline(steps.retry(), steps.breaker(circuitBreaker()), steps.timeout(1000))`",
+    app: `import { circuitBreaker, pipeline, steps } from "robustly";
+pipeline(steps.retry(), steps.breaker(circuitBreaker()), steps.timeout(1000)).execute(async () => 42).then(console.log);`,
+    goal: 7 * kB,
+    ceiling: 27.5 * kB,
+  },
+  {
+    id: "entry",
+    library: "robustly",
+    title: "the whole `robustly` entry",
+    app: `import * as robustly from "robustly"; console.log(robustly);`,
+    ceiling: 42 * kB,
+  },
+  {
+    id: "p-retry",
+    library: "p-retry",
+    title: "`pRetry(op)`",
+    app: `import pRetry from "p-retry"; pRetry(async () => 42).then(console.log);`,
+  },
+  {
+    id: "cockatiel",
+    library: "cockatiel",
+    title: "`retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() }).execute(op)`",
+    app: `import { ExponentialBackoff, handleAll, retry } from "cockatiel";
+retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() }).execute(async () => 42).then(console.log);`,
+  },
+  {
+    id: "exponential-backoff",
+    library: "exponential-backoff",
+    title: "`backOff(op)`",
+    app: `import { backOff } from "exponential-backoff"; backOff(async () => 42).then(console.log);`,
+  },
+  {
+    id: "async-retry",
+    library: "async-retry",
+    title: "`retry(op)`",
+    app: `import retry from "async-retry"; retry(async () => 42).then(console.log);`,
+  },
+];
+
+interface Measured {
+  readonly row: Row;
+  readonly minified: number;
+  readonly gzipped: number;
+  /** Each module's bytes in the minified output, largest first. */
+  readonly modules: readonly { readonly path: string; readonly bytes: number }[];
+}
+
+async function measureRow(row: Row): Promise<Measured> {
+  const result = await build({
+    stdin: { contents: row.app, resolveDir: root, loader: "js", sourcefile: `${row.id}.js` },
+    bundle: true,
+    minify: true,
+    format: "esm",
+    platform: "browser",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+    alias: { robustly: dist },
+  });
+  const output = result.outputFiles[0];
+  if (output === undefined) throw new Error(`no output for ${row.id}`);
+  const meta = result.metafile as Metafile;
+  const inputs = Object.values(meta.outputs)[0]?.inputs ?? {};
+  const modules = Object.entries(inputs)
+    .map(([path, input]) => ({
+      path: path.replace(/^.*?(dist|node_modules)\//, "$1/"),
+      bytes: input.bytesInOutput,
+    }))
+    .filter((m) => m.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes);
+  return {
+    row,
+    minified: output.contents.length,
+    gzipped: gzipSync(output.contents, { level: 9 }).length,
+    modules,
+  };
+}
+
+interface Packed {
+  readonly size: number;
+  readonly unpackedSize: number;
+  readonly entryCount: number;
+}
+
+function pack(): Packed {
+  // --ignore-scripts: dist/ is built already, and `prepare` would build it again.
+  const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+    cwd: root,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const [info] = JSON.parse(out) as Packed[];
+  if (info === undefined) throw new Error("npm pack printed nothing");
+  return info;
+}
+
+const kb = (bytes: number) => `${(bytes / kB).toFixed(1)} kB`;
+
+const measured = await Promise.all(ROWS.map(measureRow));
+const packed = pack();
+
+const lines: string[] = [];
+lines.push(
+  "What an app's bundle weighs for one import and one call (esbuild --bundle --minify --format=esm " +
+    "--platform=browser, gzip -9; robustly from dist/):",
+  "",
+  "| library | import | gzipped | minified | goal | ceiling |",
+  "| --- | --- | --: | --: | --- | --- |",
+);
+const failures: string[] = [];
+for (const m of measured) {
+  const { row } = m;
+  const goal =
+    row.goal === undefined ? "reported" : `${m.gzipped <= row.goal ? "PASS" : "FAIL"} ≤ ${kb(row.goal)}`;
+  const ceiling =
+    row.ceiling === undefined ? "" : `${m.gzipped <= row.ceiling ? "within" : "OVER"} ${kb(row.ceiling)}`;
+  if (row.ceiling !== undefined && m.gzipped > row.ceiling) {
+    failures.push(`${row.library} ${row.title}: ${kb(m.gzipped)} > ceiling ${kb(row.ceiling)}`);
+  }
+  lines.push(
+    `| ${row.library} | ${row.title} | ${kb(m.gzipped)} | ${kb(m.minified)} | ${goal} | ${ceiling} |`,
+  );
+}
+lines.push(
+  "",
+  `npm pack: ${kb(packed.size)} packed, ${kb(packed.unpackedSize)} unpacked, ${packed.entryCount} files`,
+);
+if (modulesShown > 0 && !args.markdown) {
+  for (const m of measured.filter((x) => x.row.library === "robustly")) {
+    lines.push("", `${m.row.title}: ${m.modules.length} modules; the largest, minified bytes:`);
+    for (const mod of m.modules.slice(0, modulesShown))
+      lines.push(`  ${String(mod.bytes).padStart(6)}  ${mod.path}`);
+  }
+}
+process.stdout.write(`${lines.join("\n")}\n`);
+if (args.check && failures.length > 0) {
+  process.stderr.write(`size check failed:\n${failures.map((f) => `  ${f}`).join("\n")}\n`);
+  process.exitCode = 1;
+}
