@@ -149,7 +149,13 @@ export { jitter } from "./jitter/index.js";
 export type { ExecutionContext } from "./pipeline/context.js";
 export { type ExecuteOptions, type Operation, Pipeline, pipeline } from "./pipeline/pipeline.js";
 export type { Next, Step } from "./pipeline/step.js";
-export { steps } from "./pipeline/steps.js";
+/**
+ * The built-in steps, by name: a read-only namespace, of which a bundler keeps only the steps an app makes.
+ *
+ * @example
+ * const p = pipeline(steps.timeout(10_000), steps.retry({ maxRetries: 5 }), steps.breaker(breaker), steps.timeout(2000));
+ */
+export * as steps from "./pipeline/steps.js";
 export type { ErrorClass, ErrorMatcher, RetryMatcher } from "./policy/matcher.js";
 export {
   type AttemptContext,

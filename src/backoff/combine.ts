@@ -7,7 +7,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { atLeastOrInfinity, integerAtLeast } from "../core/validate.js";
-import { toBackoff } from "./common.js";
+import { markFactories, toBackoff } from "./common.js";
 import type { Backoff, BackoffLike } from "./types.js";
 
 /** A delay (or a base or max) as the timer takes it: never NaN nor below 0, at most 2^31 − 1 ms. */
@@ -137,3 +137,6 @@ export function scaled(backoff: BackoffLike, k: number): Backoff {
     ([f]) => scaled(f as Backoff, k),
   );
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(chain, plus, capped, scaled);

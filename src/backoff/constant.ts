@@ -1,7 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { checkKeys, type Schema } from "../core/schema.js";
 import { finiteAtLeast } from "../core/validate.js";
-import { SECOND } from "./common.js";
+import { markFactories, SECOND } from "./common.js";
 import { BACKOFF_SCHEMAS } from "./schema.js";
 import type { Backoff } from "./types.js";
 
@@ -32,3 +32,6 @@ export function constant(options?: ConstantOptions): Backoff {
 export function none(): Backoff {
   return { name: "none", base: 0, max: 0, delay: () => 0 };
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(constant, none);

@@ -1,5 +1,5 @@
 import { finiteAtLeast } from "../core/validate.js";
-import { baseAndMax, capped } from "./common.js";
+import { baseAndMax, capped, markFactories } from "./common.js";
 import type { Backoff } from "./types.js";
 
 export interface ExponentialOptions {
@@ -28,3 +28,6 @@ export function exponential(options?: ExponentialOptions): Backoff {
     delay: (x) => (base === 0 ? 0 : capped(base * multiplier ** x, max)),
   };
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(exponential);

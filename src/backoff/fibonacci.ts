@@ -1,5 +1,5 @@
 import { finiteAtLeast } from "../core/validate.js";
-import { baseAndMax, capped, SECOND } from "./common.js";
+import { baseAndMax, capped, markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
 
 export interface FibonacciOptions {
@@ -41,3 +41,6 @@ export function fibonacci(options?: FibonacciOptions): Backoff {
     delay: (x) => (step === 0 ? capped(base, max) : capped(base + fib(x) * step, max)),
   };
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(fibonacci);

@@ -1,5 +1,5 @@
 import { finiteAtLeast } from "../core/validate.js";
-import { baseAndMax, capped, SECOND } from "./common.js";
+import { baseAndMax, capped, markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
 
 export interface LinearOptions {
@@ -22,3 +22,6 @@ export function linear(options?: LinearOptions): Backoff {
   const interval = finiteAtLeast("backoff.linear: interval", options?.interval ?? SECOND, 0);
   return { name: "linear", base, max, delay: (x) => capped(base + interval * x, max) };
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(linear);

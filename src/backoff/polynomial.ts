@@ -1,6 +1,6 @@
 import { OptionError } from "../core/errors.js";
 import { finiteAtLeast } from "../core/validate.js";
-import { baseAndMax, capped, SECOND } from "./common.js";
+import { baseAndMax, capped, markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
 
 export interface PolynomialOptions {
@@ -49,3 +49,6 @@ export function polynomial(options?: PolynomialOptions): Backoff {
     },
   };
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(polynomial);

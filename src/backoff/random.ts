@@ -1,7 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { uniform } from "../core/random.js";
-import { baseAndMax } from "./common.js";
+import { baseAndMax, markFactories } from "./common.js";
 import type { Backoff } from "./types.js";
 
 export interface RandomOptions {
@@ -28,3 +28,6 @@ export function random(options: RandomOptions): Backoff {
     delay: (_x, rand) => Math.min(uniform(rand, base, max), MAX_TIMER_DELAY),
   };
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(random);

@@ -1,6 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniformInt } from "../core/random.js";
 import { checkKeys, read, type Schema } from "../core/schema.js";
+import { markFactories } from "./common.js";
 import { BACKOFF_SCHEMAS } from "./schema.js";
 import type { Backoff } from "./types.js";
 
@@ -49,3 +50,6 @@ export function slotNumber(x: number, ceiling: number, stayAtCeiling: boolean): 
   const s = (x % ceiling) + 1;
   return s === ceiling ? 0 : s;
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(slotted);

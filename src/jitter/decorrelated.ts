@@ -2,6 +2,7 @@ import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniform } from "../core/random.js";
 import { checkKeys, type Schema } from "../core/schema.js";
 import { atLeastOrInfinity, finiteAtLeast, maxAtLeastBase } from "../core/validate.js";
+import { markFactories } from "./common.js";
 import { JITTER_SCHEMAS } from "./schema.js";
 import type { Jitter } from "./types.js";
 
@@ -112,3 +113,6 @@ export function decorrelatedPolly(options?: DecorrelatedPollyOptions): Jitter {
     },
   };
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(decorrelated, decorrelatedAws, decorrelatedPolly);

@@ -1,5 +1,5 @@
 import { uniform } from "../core/random.js";
-import { type JitterMode, mode } from "./common.js";
+import { type JitterMode, markFactories, mode } from "./common.js";
 import type { Jitter } from "./types.js";
 
 export interface EqualJitterOptions {
@@ -24,3 +24,6 @@ export function equal(options?: EqualJitterOptions): Jitter {
     },
   };
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(equal);

@@ -1,3 +1,4 @@
+import { markFactories } from "./common.js";
 import type { Jitter } from "./types.js";
 
 /**
@@ -9,3 +10,6 @@ import type { Jitter } from "./types.js";
 export function none(): Jitter {
   return { name: "none", apply: ({ backoff, retries, random }) => backoff.delay(retries, random) };
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(none);

@@ -3,6 +3,7 @@ import { OptionError } from "../core/errors.js";
 import { standardNormal } from "../core/random.js";
 import { checkKeys, type Schema } from "../core/schema.js";
 import { finiteAtLeast } from "../core/validate.js";
+import { markFactories } from "./common.js";
 import { JITTER_SCHEMAS } from "./schema.js";
 import type { Jitter } from "./types.js";
 
@@ -55,3 +56,6 @@ export function normal(options?: NormalJitterOptions): Jitter {
     },
   };
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(normal);

@@ -2,6 +2,7 @@ import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniform } from "../core/random.js";
 import { checkKeys, type Schema } from "../core/schema.js";
 import { atLeastOrInfinity, finiteAtLeast } from "../core/validate.js";
+import { markFactories } from "./common.js";
 import { JITTER_SCHEMAS } from "./schema.js";
 import type { Jitter } from "./types.js";
 
@@ -37,3 +38,6 @@ export function proportional(options?: ProportionalJitterOptions): Jitter {
 export function proportionalDelta(d: number, spread: number, maxSpread: number): number {
   return Math.min(spread * d, maxSpread);
 }
+
+// Passed uncalled (`backoff: backoff.exponential`), a factory fails at once, naming the fix.
+markFactories(proportional);

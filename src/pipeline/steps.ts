@@ -1,34 +1,22 @@
 /**
- * `steps`: every built-in step, by name. A step is any object with `execute(next, context)`; these are
- * robustly's own.
- */
-import { breakerStep } from "../breaker/step.js";
-import { bulkheadStep } from "../bulkhead/step.js";
-import { chaosStep } from "../chaos/chaos.js";
-import { fallbackStep } from "../fallback/fallback.js";
-import { hedgeStep } from "../hedge/hedge.js";
-import { retryStep } from "../retry/step.js";
-import { timeoutStep } from "../timeout/step.js";
-
-/**
- * The built-in steps.
+ * The built-in steps, by name: the `steps` namespace (`steps.retry(…)`, `steps.timeout(2000)`, …). A step
+ * is any object with `execute(next, context)`; these are robustly's own. A namespace of re-exports, not an
+ * object, so that an app's bundle holds only the steps it makes.
  *
- * @example
- * const p = pipeline(steps.timeout(10_000), steps.retry({ maxRetries: 5 }), steps.breaker(breaker), steps.timeout(2000));
+ * - `retry`: runs what is inside again while the policy allows (`retry`'s options, without timeout,
+ *   signal, clock or random).
+ * - `timeout`: a time limit on what is inside: `steps.timeout(2000)` or `{ ms, onTimeout }`.
+ * - `breaker`: each run of what is inside passes a circuit breaker (`circuitBreaker()`), which hears of
+ *   its outcome.
+ * - `hedge`: each run of what is inside is hedged (`hedge()`'s options, without signal or clock).
+ * - `bulkhead`: at most `limit` runs of what is inside at once, `queue` more waiting; the rest refused.
+ * - `fallback`: a value (or a function's) instead of an error that `when` matches.
+ * - `chaos`: injected latency, faults and results (`chaos()`'s options, without signal or clock).
  */
-export const steps = Object.freeze({
-  /** Runs what is inside again while the policy allows (`retry`'s options, without timeout, signal, clock or random). */
-  retry: retryStep,
-  /** A time limit on what is inside: `steps.timeout(2000)` or `{ ms, onTimeout }`. */
-  timeout: timeoutStep,
-  /** Each run of what is inside passes a circuit breaker (`circuitBreaker()`), which hears of its outcome. */
-  breaker: breakerStep,
-  /** Each run of what is inside is hedged (`hedge()`'s options, without signal or clock). */
-  hedge: hedgeStep,
-  /** At most `limit` runs of what is inside at once, `queue` more waiting; the rest refused. */
-  bulkhead: bulkheadStep,
-  /** A value (or a function's) instead of an error that `when` matches. */
-  fallback: fallbackStep,
-  /** Injected latency, faults and results (`chaos()`'s options, without signal or clock). */
-  chaos: chaosStep,
-});
+export { breakerStep as breaker } from "../breaker/step.js";
+export { bulkheadStep as bulkhead } from "../bulkhead/step.js";
+export { chaosStep as chaos } from "../chaos/chaos.js";
+export { fallbackStep as fallback } from "../fallback/fallback.js";
+export { hedgeStep as hedge } from "../hedge/hedge.js";
+export { retryStep as retry } from "../retry/step.js";
+export { timeoutStep as timeout } from "../timeout/step.js";
