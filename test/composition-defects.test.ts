@@ -18,6 +18,7 @@ import {
   type RetryBudget,
   retry,
   seededRandom,
+  steps,
 } from "../src/index.js";
 import { VirtualClock } from "../src/testing/virtual-clock.js";
 
@@ -144,7 +145,7 @@ describe("one retry budget given to retry and to its hedge", () => {
         maxRetries: 1,
         ...steady,
         budget,
-        hedge: { delay: 100, maxHedges: 1, budget },
+        hedge: steps.hedge({ delay: 100, maxHedges: 1, budget }),
         clock,
         random: seededRandom(1),
       }),

@@ -1,5 +1,5 @@
 // hedge and chaos through retry's options (and wrap's).
-import { backoff, jitter, retry, seededRandom, wrap } from "robustly";
+import { backoff, jitter, OptionError, retry, seededRandom, steps, wrap } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { drive } from "./support/drive.js";
@@ -24,7 +24,7 @@ describe("retry's hedge option", () => {
             });
           });
         },
-        { clock, hedge: { delay: 200 } },
+        { clock, hedge: steps.hedge({ delay: 200 }) },
       ),
     );
     expect(result).toEqual({ ok: true, value: "call 2" });
@@ -49,7 +49,7 @@ describe("retry's hedge option", () => {
         {
           clock,
           timeout: 1000,
-          hedge: { delay: 300, maxHedges: 2 },
+          hedge: steps.hedge({ delay: 300, maxHedges: 2 }),
           backoff: backoff.none(),
           jitter: jitter.none(),
         },
@@ -75,7 +75,7 @@ describe("retry's chaos option", () => {
         clock,
         maxRetries: 20,
         backoff: backoff.none(),
-        chaos: { fault: { rate: 0.5, error: () => new Error("injected") } },
+        chaos: steps.chaos({ fault: { rate: 0.5, error: () => new Error("injected") } }),
         random: seededRandom(3),
       },
     );
@@ -87,5 +87,24 @@ describe("retry's chaos option", () => {
     }
     expect(users).toEqual(["user a", "user b", "user c", "user d"]);
     expect(real).toBe(4);
+  });
+});
+
+describe("retry's hedge and chaos options take steps", () => {
+  it("plain hedge or chaos options fail at once with an OptionError naming the step to make", async () => {
+    let calls = 0;
+    const op = () => {
+      calls += 1;
+      return 1;
+    };
+    const hedge = retry(op, { hedge: { delay: 100 } as never });
+    await expect(hedge).rejects.toThrow(OptionError);
+    await expect(hedge).rejects.toThrow("hedge must be a step made by steps.hedge({ delay }); got {");
+    const chaos = retry(op, { chaos: { fault: { rate: 1, error: () => new Error("x") } } as never });
+    await expect(chaos).rejects.toThrow(
+      "chaos must be a step made by steps.chaos({ fault: { rate, error } })",
+    );
+    expect(() => wrap(op, { hedge: null as never })).toThrow("hedge must be a step made by steps.hedge");
+    expect(calls).toBe(0);
   });
 });

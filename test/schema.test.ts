@@ -20,19 +20,24 @@ import { inProcessWorker, supervise } from "robustly/supervisor";
 import { describe, expect, it } from "vitest";
 import { OPTIONS_DOC, optionsDoc, RETRY_DOC, retryDocWithTable, SCHEMAS } from "../scripts/options-docs.js";
 import { RESPONSIVE_SCHEMA } from "../src/adaptive/schema.js";
+import { BACKOFF_CHECKS } from "../src/backoff/checks.js";
 import { BACKOFF_SCHEMAS } from "../src/backoff/schema.js";
 import { BREAKER_SCHEMA } from "../src/breaker/schema.js";
 import { RATIO_BUDGET_SCHEMA, TOKEN_BUDGET_SCHEMA } from "../src/budget/schema.js";
 import { BULKHEAD_SCHEMA } from "../src/bulkhead/schema.js";
+import type { Checks } from "../src/core/schema.js";
 import { allowed, type Kind, keysOf, type Schema } from "../src/core/schema.js";
 import { RENAMED } from "../src/core/validate.js";
 import { resolveHedge } from "../src/hedge/hedge.js";
 import { HEDGE_SCHEMA } from "../src/hedge/schema.js";
 import { FETCH_SCHEMA } from "../src/http/schema.js";
+import { JITTER_CHECKS } from "../src/jitter/checks.js";
 import { JITTER_SCHEMAS } from "../src/jitter/schema.js";
+import { RETRY_CHECKS, RETRY_STEP_CHECKS, RULE_CHECKS } from "../src/policy/checks.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "../src/policy/schema.js";
 import { SHARING_FIELDS } from "../src/store/schema.js";
 import { SUPERVISOR_SCHEMA } from "../src/supervisor/schema.js";
+import { TIMEOUT_CHECKS } from "../src/timeout/checks.js";
 import { TIMEOUT_SCHEMA } from "../src/timeout/schema.js";
 
 /** Builds what takes a schema's options, with `options` over the least it needs. */
@@ -189,4 +194,37 @@ describe("the glossary", () => {
       expect(glossary).toContain(`\`${now}\``);
     }
   });
+});
+
+describe("the checks that run when options are given are the descriptions' own", () => {
+  const pairs: [Schema, Checks | undefined][] = [
+    [RETRY_SCHEMA, RETRY_CHECKS],
+    [RETRY_STEP_SCHEMA, RETRY_STEP_CHECKS],
+    [RULE_SCHEMA, RULE_CHECKS],
+    [TIMEOUT_SCHEMA, TIMEOUT_CHECKS],
+    ...Object.entries(BACKOFF_SCHEMAS).map(([name, schema]): [Schema, Checks | undefined] => [
+      schema,
+      BACKOFF_CHECKS[name],
+    ]),
+    ...Object.entries(JITTER_SCHEMAS).map(([name, schema]): [Schema, Checks | undefined] => [
+      schema,
+      JITTER_CHECKS[name],
+    ]),
+  ];
+  it.each(pairs.map(([schema, checks]) => [schema.name, schema, checks] as const))(
+    "%s: the same options in the same order, each taking the same kind, required alike, under the same names",
+    (_, schema, checks) => {
+      expect(checks).toBeDefined();
+      const checked = checks as Checks;
+      expect(keysOf(checked)).toEqual(keysOf(schema));
+      for (const key of keysOf(schema)) {
+        expect(checked.fields[key]?.kind, key).toEqual(schema.fields[key]?.kind);
+        expect(checked.fields[key]?.required === true, key).toBe(schema.fields[key]?.required === true);
+        expect(checked.label(key)).toBe(schema.label(key));
+      }
+      expect([checked.name, checked.where]).toEqual([schema.name, schema.where]);
+      expect(Object.keys(BACKOFF_CHECKS)).toEqual(Object.keys(BACKOFF_SCHEMAS));
+      expect(Object.keys(JITTER_CHECKS)).toEqual(Object.keys(JITTER_SCHEMAS));
+    },
+  );
 });

@@ -1,8 +1,8 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import { checkKeys, type Schema } from "../core/schema.js";
+import { type Checks, checkKeys } from "../core/schema.js";
 import { atLeastOrInfinity, finiteAtLeast, maxAtLeastBase } from "../core/validate.js";
-import { BACKOFF_SCHEMAS } from "./schema.js";
+import { BACKOFF_CHECKS } from "./checks.js";
 import type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
 
 /** One second, the default base, interval and step. */
@@ -14,7 +14,7 @@ export function baseAndMax(
   options: { base?: number; max?: number } | undefined,
   defaultBase = SECOND,
 ): { base: number; max: number } {
-  checkKeys(BACKOFF_SCHEMAS[name] as Schema, options);
+  checkKeys(BACKOFF_CHECKS[name] as Checks, options);
   const base = finiteAtLeast(`backoff.${name}: base`, options?.base ?? defaultBase, 0);
   const max = atLeastOrInfinity(`backoff.${name}: max`, options?.max ?? Number.POSITIVE_INFINITY, 0);
   maxAtLeastBase(`backoff.${name}: max`, max, base, options?.base !== undefined);

@@ -1,8 +1,8 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
-import { checkKeys, type Schema } from "../core/schema.js";
+import { type Checks, checkKeys } from "../core/schema.js";
 import { finiteAtLeast } from "../core/validate.js";
+import { BACKOFF_CHECKS } from "./checks.js";
 import { markFactories, SECOND } from "./common.js";
-import { BACKOFF_SCHEMAS } from "./schema.js";
 import type { Backoff } from "./types.js";
 
 export interface ConstantOptions {
@@ -17,7 +17,7 @@ export interface ConstantOptions {
  * backoff.constant({ base: 250 });
  */
 export function constant(options?: ConstantOptions): Backoff {
-  checkKeys(BACKOFF_SCHEMAS.constant as Schema, options);
+  checkKeys(BACKOFF_CHECKS.constant as Checks, options);
   const base = finiteAtLeast("backoff.constant: base", options?.base ?? SECOND, 0);
   const delay = Math.min(base, MAX_TIMER_DELAY);
   return { name: "constant", base, max: base, delay: () => delay };

@@ -27,16 +27,25 @@ export type Kind =
   /** Anything else (an AbortSignal, a backoff, a store): checked by the code that takes it. */
   | { readonly type: "other"; readonly allowed: string };
 
-export interface Field {
+/**
+ * What a check needs of an option: what it takes, and whether it is required. The checks that run when
+ * options are given read only this, so that the texts written for the docs and `--help` (`Field`) reach an
+ * app's bundle only when the app imports what prints them.
+ */
+export interface Check {
   readonly kind: Kind;
+  /** Must be given: leaving it out is an error. */
+  readonly required?: boolean;
+}
+
+/** An option described in full: its check, and what the docs, `--help` and the JSON form say of it. */
+export interface Field extends Check {
   /** What it means, in one sentence or two (the docs' "Meaning" column). */
   readonly doc: string;
   /** What `--help` says of it, when shorter than `doc`. */
   readonly brief?: string;
   /** The default as the docs show it; left out, "none" (or "required"). */
   readonly default?: string;
-  /** Must be given: leaving it out is an error. */
-  readonly required?: boolean;
   /** A time in milliseconds: config files and flags also take a unit ("1.5s"). */
   readonly ms?: boolean;
   /** On the command line as `--kebab-name VALUE`, VALUE shown as this ("T", "N", "F"); left out, not a flag. */
@@ -45,25 +54,30 @@ export interface Field {
   readonly config?: boolean;
 }
 
-export interface Schema {
+/** The checks of an options type: what its options take, without their descriptions. */
+export interface Checks<F extends Check = Check> {
   /** The options type, as the docs and tests call it: "retry", "breaker", … */
   readonly name: string;
-  /** What takes these options, for the docs' heading: "`circuitBreaker(options)`". */
-  readonly takenBy: string;
   /** Where an unknown key is reported: "options", "circuitBreaker", … */
   readonly where: string;
   /** How a bad value of `key` is labelled in its error: "timeout", "circuitBreaker: window", … */
   readonly label: (key: string) => string;
-  readonly fields: Readonly<Record<string, Field>>;
+  readonly fields: Readonly<Record<string, F>>;
+}
+
+/** An options type described in full: its checks with every option's texts. */
+export interface Schema extends Checks<Field> {
+  /** What takes these options, for the docs' heading: "`circuitBreaker(options)`". */
+  readonly takenBy: string;
 }
 
 /** The option names of a schema, in the order they are described. */
-export function keysOf(schema: Schema): readonly string[] {
+export function keysOf(schema: Checks): readonly string[] {
   return Object.keys(schema.fields);
 }
 
 /** Rejects a key the schema does not describe, naming the nearest one it does. */
-export function checkKeys(schema: Schema, options: unknown, where = schema.where): void {
+export function checkKeys(schema: Checks, options: unknown, where = schema.where): void {
   knownKeys(where, options, keysOf(schema));
 }
 
@@ -138,7 +152,7 @@ function fits(kind: Kind, value: unknown): boolean {
  * The value of option `key` checked against its description (undefined passes, for the caller's default);
  * a limit comes back as Infinity when switched off. `label` overrides the schema's label (a rule's path).
  */
-export function read<T = unknown>(schema: Schema, key: string, value: unknown, label?: string): T {
+export function read<T = unknown>(schema: Checks, key: string, value: unknown, label?: string): T {
   const field = schema.fields[key];
   if (field === undefined) throw new TypeError(`${schema.name} has no option ${key}`);
   if (value === undefined) {
@@ -156,7 +170,7 @@ export function read<T = unknown>(schema: Schema, key: string, value: unknown, l
 }
 
 /** Checks every key and every described value of `options` at once. */
-export function checkAll(schema: Schema, options: unknown): void {
+export function checkAll(schema: Checks, options: unknown): void {
   checkKeys(schema, options);
   if (options === undefined) return;
   for (const [key, value] of Object.entries(options as Record<string, unknown>)) read(schema, key, value);
@@ -197,6 +211,23 @@ export function flagLines(schema: Schema, width = 25): string[] {
 /** A time option in ms, a flag ("T") and part of the JSON form. */
 export function msField(doc: string, fallback: string, kind: Kind = { type: "number", min: 0 }): Field {
   return { kind, doc, default: fallback, ms: true, flag: "T", config: true };
+}
+
+/** The checks of a family of strategies (`backoff.exponential`, …), by strategy name. */
+export function strategyChecks(
+  family: string,
+  fields: Readonly<Record<string, Readonly<Record<string, Check>>>>,
+): Readonly<Record<string, Checks>> {
+  const out: Record<string, Checks> = {};
+  for (const [name, checked] of Object.entries(fields)) {
+    out[name] = {
+      name: `${family}.${name}`,
+      where: `${family}.${name}`,
+      label: (key) => `${family}.${name}: ${key}`,
+      fields: checked,
+    };
+  }
+  return out;
 }
 
 /** The schemas of a family of strategies (`backoff.exponential`, …), by strategy name. */

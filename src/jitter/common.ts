@@ -1,13 +1,13 @@
 import { OptionError } from "../core/errors.js";
-import { checkKeys, type Schema } from "../core/schema.js";
-import { JITTER_SCHEMAS } from "./schema.js";
+import { type Checks, checkKeys } from "../core/schema.js";
+import { JITTER_CHECKS } from "./checks.js";
 import type { Jitter, JitterFunction, JitterLike } from "./types.js";
 
 /** How full and equal jitter draw: uniformly, as AWS's ("Exponential Backoff And Jitter", 2015), or one of the two ends ("choice"). */
 export type JitterMode = "uniform" | "choice";
 
 export function mode(name: string, options: { mode?: JitterMode } | undefined): JitterMode {
-  checkKeys(JITTER_SCHEMAS[name] as Schema, options);
+  checkKeys(JITTER_CHECKS[name] as Checks, options);
   const value = options?.mode ?? "uniform";
   if (value !== "uniform" && value !== "choice") {
     throw new OptionError(`jitter.${name}: mode`, value, '"uniform" or "choice"');

@@ -1,10 +1,10 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { standardNormal } from "../core/random.js";
-import { checkKeys, type Schema } from "../core/schema.js";
+import { type Checks, checkKeys } from "../core/schema.js";
 import { finiteAtLeast } from "../core/validate.js";
+import { JITTER_CHECKS } from "./checks.js";
 import { markFactories } from "./common.js";
-import { JITTER_SCHEMAS } from "./schema.js";
 import type { Jitter } from "./types.js";
 
 export interface NormalJitterOptions {
@@ -26,7 +26,7 @@ export interface NormalJitterOptions {
  * jitter.normal({ stddev: 100 }); // any delay ± 100 ms
  */
 export function normal(options?: NormalJitterOptions): Jitter {
-  checkKeys(JITTER_SCHEMAS.normal as Schema, options);
+  checkKeys(JITTER_CHECKS.normal as Checks, options);
   if (options?.sigma !== undefined && options?.stddev !== undefined) {
     throw new OptionError(
       "jitter.normal: stddev",

@@ -7,7 +7,7 @@ import { exponential } from "../backoff/exponential.js";
 import type { Backoff, BackoffLike } from "../backoff/types.js";
 import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
-import type { ChaosOptions } from "../chaos/chaos.js";
+import type { ChaosStep } from "../chaos/chaos.js";
 import { type Clock, systemClock, unrefClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { warnOnce } from "../core/events.js";
@@ -15,14 +15,15 @@ import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import type { RetryStats } from "../core/report.js";
 import { keysOf, read } from "../core/schema.js";
 import { knownKeys } from "../core/validate.js";
-import type { HedgeOptions } from "../hedge/hedge.js";
+import type { HedgeStep } from "../hedge/hedge.js";
 import { toJitter } from "../jitter/common.js";
 import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
+import type { Step } from "../pipeline/step.js";
 import type { AttemptEvent, GiveUpEvent } from "../retry/step.js";
+import { RETRY_CHECKS, RETRY_STEP_CHECKS, RULE_CHECKS } from "./checks.js";
 import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "./matcher.js";
-import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "./schema.js";
 
 /**
  * What the operation receives on each attempt: the execution context (signal, attempt, retries, elapsed,
@@ -183,12 +184,16 @@ export interface RetryOptions<T = unknown> extends RetryStepOptions<T> {
   /** A circuit breaker shared by many calls (`circuitBreaker()`): each attempt passes it; while open, the call fails at once with `BrokenCircuitError`. */
   breaker?: CircuitBreaker;
   /**
-   * Hedge every attempt (`hedge()`'s options): within one attempt, another starts if the first has not
-   * answered within the delay; the attempt's timeout and the caller's signal cover them all.
+   * Hedge every attempt: a hedge step, `steps.hedge({ delay })`. Within one attempt, another starts if the
+   * first has not answered within the delay; the attempt's timeout and the caller's signal cover them all.
+   * A step, not plain options, so that hedging's code reaches only the apps that hedge.
    */
-  hedge?: Omit<HedgeOptions, "signal">;
-  /** Inject faults, latency or results into the operation (`chaos()`'s options), e.g. in a test. */
-  chaos?: ChaosOptions<T>;
+  hedge?: HedgeStep;
+  /**
+   * Inject faults, latency or results into each attempt, e.g. in a test: a chaos step,
+   * `steps.chaos({ fault: { rate, error } })`.
+   */
+  chaos?: ChaosStep<unknown>;
 }
 
 /** A policy with every default filled in and every value checked. */
@@ -233,13 +238,15 @@ export interface ResolvedOptions<T> {
   readonly clock: Clock;
   readonly random: Random;
   readonly breaker: CircuitBreaker | undefined;
-  readonly hedge: Omit<HedgeOptions, "signal"> | undefined;
-  readonly chaos: ChaosOptions<T> | undefined;
+  /** A hedge step (`steps.hedge`), checked. */
+  readonly hedge: Step | undefined;
+  /** A chaos step (`steps.chaos`), checked. */
+  readonly chaos: Step | undefined;
 }
 
-const RULE_KEYS = keysOf(RULE_SCHEMA);
-const STEP_KEYS = keysOf(RETRY_STEP_SCHEMA);
-const OPTION_KEYS = keysOf(RETRY_SCHEMA);
+const RULE_KEYS = keysOf(RULE_CHECKS);
+const STEP_KEYS = keysOf(RETRY_STEP_CHECKS);
+const OPTION_KEYS = keysOf(RETRY_CHECKS);
 
 /** The defaults, documented in docs/retry.md. */
 export const DEFAULTS = Object.freeze({
@@ -267,7 +274,7 @@ function resolvePolicy(
   match: (e: unknown) => MatchAnswer,
 ): ResolvedPolicy {
   const prefix = where === "" ? "" : `${where}.`;
-  const field = <V>(key: string, value: V): V => read(RULE_SCHEMA, key, value, `${prefix}${key}`);
+  const field = <V>(key: string, value: V): V => read(RULE_CHECKS, key, value, `${prefix}${key}`);
   return {
     match,
     maxRetries: field("maxRetries", value.maxRetries) ?? fallback?.maxRetries ?? DEFAULTS.maxRetries,
@@ -304,7 +311,7 @@ export function resolveRetry<T>(
     "onGiveUp",
     "onCallbackError",
   ]) {
-    read(RETRY_STEP_SCHEMA, key, (o as Record<string, unknown>)[key]);
+    read(RETRY_STEP_CHECKS, key, (o as Record<string, unknown>)[key]);
   }
   if (o.budget !== undefined && (typeof o.budget !== "object" || typeof o.budget?.tryRetry !== "function")) {
     throw new OptionError("budget", o.budget, "a retry budget (from retryBudget())");
@@ -337,7 +344,7 @@ export function resolveRetry<T>(
     policies,
     retryOnResult: o.retryOnResult,
     shouldConsumeRetry: o.shouldConsumeRetry,
-    delayFirstAttempt: read(RETRY_STEP_SCHEMA, "delayFirstAttempt", o.delayFirstAttempt) ?? false,
+    delayFirstAttempt: read(RETRY_STEP_CHECKS, "delayFirstAttempt", o.delayFirstAttempt) ?? false,
     onAttempt: o.onAttempt,
     onSuccess: o.onSuccess,
     onError: o.onError,
@@ -386,7 +393,7 @@ export function withFunctions<T>(
     const key = STEP_FUNCTIONS[i] as string;
     // None is required: one left out needs no look at the schema.
     const value = o[key];
-    if (value !== undefined) read(RETRY_STEP_SCHEMA, key, value);
+    if (value !== undefined) read(RETRY_STEP_CHECKS, key, value);
   }
   const top = resolved.policies[0] as ResolvedPolicy;
   // Built field by field, in the order `resolvePolicy` and `resolveRetry` make them (a spread is slower).
@@ -401,7 +408,7 @@ export function withFunctions<T>(
     delayFrom:
       options.delayFrom === undefined
         ? undefined
-        : read<DelayFrom | undefined>(RULE_SCHEMA, "delayFrom", options.delayFrom, "delayFrom"),
+        : read<DelayFrom | undefined>(RULE_CHECKS, "delayFrom", options.delayFrom, "delayFrom"),
   };
   return {
     successHooks: typeof policy.backoff.success === "function" ? [policy.backoff] : [],
@@ -419,6 +426,19 @@ export function withFunctions<T>(
   };
 }
 
+/**
+ * A step the short form puts inside its retry step (`hedge`, `chaos`): an object with `execute`, made by the
+ * feature's own function. Plain options (what these options took before) are refused with the way to
+ * make the step, since the short form no longer carries the features' code.
+ */
+function stepOption(option: string, value: unknown, made: string): Step | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== "object" || typeof (value as Step).execute !== "function") {
+    throw new OptionError(option, value, `a step made by ${made}`);
+  }
+  return value as Step;
+}
+
 /** Checks every option of the short form and fills in the defaults. Throws an `OptionError` naming the first bad one. */
 export function resolveOptions<T>(options: RetryOptions<T> | undefined): ResolvedOptions<T> {
   const o = options ?? {};
@@ -431,8 +451,8 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
   ) {
     throw new OptionError("clock", o.clock, "a Clock with now() and setTimer(ms, callback) methods");
   }
-  read(RETRY_SCHEMA, "random", o.random);
-  const unref = read<boolean | undefined>(RETRY_SCHEMA, "unref", o.unref) === true;
+  read(RETRY_CHECKS, "random", o.random);
+  const unref = read<boolean | undefined>(RETRY_CHECKS, "unref", o.unref) === true;
   if (
     o.breaker !== undefined &&
     (typeof o.breaker !== "object" || typeof o.breaker?.acquire !== "function")
@@ -441,12 +461,12 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
   }
   return {
     retry,
-    timeout: read(RETRY_SCHEMA, "timeout", o.timeout) ?? Number.POSITIVE_INFINITY,
+    timeout: read(RETRY_CHECKS, "timeout", o.timeout) ?? Number.POSITIVE_INFINITY,
     signal: o.signal,
     clock: o.clock ?? (unref ? unrefClock : systemClock),
     random: o.random === undefined ? systemRandom : checkedRandom(o.random),
     breaker: o.breaker,
-    hedge: o.hedge,
-    chaos: o.chaos,
+    hedge: stepOption("hedge", o.hedge, "steps.hedge({ delay })"),
+    chaos: stepOption("chaos", o.chaos, "steps.chaos({ fault: { rate, error } })"),
   };
 }

@@ -19,13 +19,13 @@
 import { watchAbort } from "../core/abort.js";
 import { keysOf } from "../core/schema.js";
 import { knownKeys } from "../core/validate.js";
+import { RETRY_CHECKS } from "../policy/checks.js";
 import {
   type AttemptContext,
   type RetryEvent,
   type RetryOptions,
   resolveOptions,
 } from "../policy/options.js";
-import { RETRY_SCHEMA } from "../policy/schema.js";
 import { retry } from "./retry.js";
 
 /** What the loop yields: the attempt's context, and how the body reports its outcome. */
@@ -49,7 +49,7 @@ export interface Attempt<T = unknown> extends AttemptContext {
  */
 export type AttemptsOptions<T = unknown> = Omit<RetryOptions<T>, "hedge" | "chaos">;
 
-const ATTEMPTS_KEYS = keysOf(RETRY_SCHEMA).filter((key) => key !== "hedge" && key !== "chaos");
+const ATTEMPTS_KEYS = keysOf(RETRY_CHECKS).filter((key) => key !== "hedge" && key !== "chaos");
 
 /** Why the loop's call was stopped when the body left the loop after a failure; never seen outside. */
 const LEFT = new Error("the loop was left");

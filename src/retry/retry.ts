@@ -4,9 +4,7 @@
  * then for each attempt the breaker, the attempt's timeout, hedging within it, and injected faults.
  */
 import { BreakerStep } from "../breaker/step.js";
-import { ChaosStep } from "../chaos/chaos.js";
 import { OptionError } from "../core/errors.js";
-import { type HedgeOptions, HedgeStep, resolveHedge } from "../hedge/hedge.js";
 import { type ExecutionContext, RootScope, Scope } from "../pipeline/context.js";
 import { type Operation, Pipeline, runAtEdge } from "../pipeline/pipeline.js";
 import type { Next, Step } from "../pipeline/step.js";
@@ -66,15 +64,10 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
   const limit =
     resolved.timeout === Number.POSITIVE_INFINITY ? undefined : new TimeoutStep({ ms: resolved.timeout });
   if (limit !== undefined) list.push(limit);
-  if (resolved.hedge !== undefined) {
-    // The hedges run on the execution's clock and signal, as every step does.
-    const { clock: _clock, random: _random, ...hedging } = resolved.hedge;
-    list.push(new HedgeStep(resolveHedge(hedging as HedgeOptions, "hedge")));
-  }
-  if (resolved.chaos !== undefined) {
-    const { clock: _clock, signal: _signal, ...injections } = resolved.chaos;
-    list.push(new ChaosStep(injections));
-  }
+  // Steps the app made with the feature's own function (`steps.hedge(…)`, `steps.chaos(…)`), so that their
+  // code reaches only the bundles of apps that use them.
+  if (resolved.hedge !== undefined) list.push(resolved.hedge);
+  if (resolved.chaos !== undefined) list.push(resolved.chaos);
   const pipeline = alone ? undefined : new Pipeline(list);
   const first =
     own && list.length === (limit === undefined ? 1 : 2)
@@ -279,7 +272,7 @@ function snapshot<T>(options: RetryOptions<T>): RetryOptions<T> {
 /**
  * Whether a resolution of `options` may be used again for the same values: not when they hold an object
  * it reads the inside of, which can change from one call to the next while the object stays the same (a
- * rule list, a retryOn list, the hedge's and chaos's options).
+ * rule list, a retryOn list; a hedge or chaos step is built once, but is the caller's to hold).
  */
 function keepable<T>(options: RetryOptions<T>): boolean {
   return (

@@ -11,7 +11,7 @@ import { Eventual, settleWith } from "../core/invoke.js";
 import { checkKeys, read } from "../core/schema.js";
 import { type ExecutionContext, type Scope, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
-import { TIMEOUT_SCHEMA } from "./schema.js";
+import { TIMEOUT_CHECKS } from "./checks.js";
 
 /** `steps.timeout`'s options. */
 export interface TimeoutStepOptions {
@@ -58,13 +58,13 @@ export class TimeoutStep implements Step {
   readonly #events: Events<TimeoutEvents>;
 
   constructor(options: TimeoutStepOptions) {
-    checkKeys(TIMEOUT_SCHEMA, options);
-    this.ms = read(TIMEOUT_SCHEMA, "ms", options.ms);
-    this.cooperative = read<boolean | undefined>(TIMEOUT_SCHEMA, "cooperative", options.cooperative) ?? false;
+    checkKeys(TIMEOUT_CHECKS, options);
+    this.ms = read(TIMEOUT_CHECKS, "ms", options.ms);
+    this.cooperative = read<boolean | undefined>(TIMEOUT_CHECKS, "cooperative", options.cooperative) ?? false;
     this.abortOnReturn =
-      read<boolean | undefined>(TIMEOUT_SCHEMA, "abortOnReturn", options.abortOnReturn) ?? false;
-    read(TIMEOUT_SCHEMA, "onTimeout", options.onTimeout);
-    read(TIMEOUT_SCHEMA, "onCallbackError", options.onCallbackError);
+      read<boolean | undefined>(TIMEOUT_CHECKS, "abortOnReturn", options.abortOnReturn) ?? false;
+    read(TIMEOUT_CHECKS, "onTimeout", options.onTimeout);
+    read(TIMEOUT_CHECKS, "onCallbackError", options.onCallbackError);
     this.#events = new Events<TimeoutEvents>(options.onCallbackError ?? warnOnce);
     if (options.onTimeout !== undefined) this.#events.on("timeout", options.onTimeout);
   }

@@ -84,7 +84,7 @@ describe("context.bail", () => {
         clock,
         ...steady,
         timeout: 5000,
-        hedge: { delay: 10_000, hedgeOnFailure: false },
+        hedge: steps.hedge({ delay: 10_000, hedgeOnFailure: false }),
         breaker: circuitBreaker({ clock }),
         signal: new AbortController().signal,
       },
