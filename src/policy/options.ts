@@ -20,7 +20,7 @@ import { toJitter } from "../jitter/common.js";
 import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
-import type { AttemptEvent, GiveUpEvent } from "../retry/step.js";
+import type { AttemptEvent, GiveUpEvent } from "./events.js";
 import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "./matcher.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "./schema.js";
 
