@@ -10,8 +10,8 @@ import { Eventual, invoke } from "../core/invoke.js";
 import type { Scope } from "../pipeline/context.js";
 import type { Next } from "../pipeline/step.js";
 import { HedgeLostError } from "./errors.js";
-import type { HedgeDelay, HedgeEvent, HedgeTrigger, ResolvedHedge } from "./hedge.js";
 import type { LatencyTracker } from "./latency-tracker.js";
+import type { HedgeDelay, HedgeEvent, HedgeTrigger, ResolvedHedge } from "./types.js";
 
 /** The delay for a call starting now: fixed, or the tracker's percentile (the fallback while it is short). */
 function currentDelay(delay: HedgeDelay): number {

@@ -22,8 +22,9 @@ import { HedgedCall, type HedgeEvents } from "./call.js";
 import { HedgeLostError } from "./errors.js";
 import type { LatencyTracker } from "./latency-tracker.js";
 import { HEDGE_SCHEMA } from "./schema.js";
+import type { HedgeDelay, HedgeEvent, HedgeTrigger, PercentileDelay, ResolvedHedge } from "./types.js";
 
-export type { HedgeEvents };
+export type { HedgeDelay, HedgeEvent, HedgeEvents, HedgeTrigger, PercentileDelay, ResolvedHedge };
 export { HedgeLostError };
 
 /** What each attempt of a hedged call receives. */
@@ -32,42 +33,6 @@ export interface HedgeContext {
   readonly attempt: number;
   /** This attempt's own signal: aborted when another attempt wins, or when the caller aborts. */
   readonly signal: AbortSignal;
-}
-
-/**
- * The hedging delay read from recent latencies: the `percentile` of the latencies `of` holds, or
- * `fallback` while it holds fewer than `minSamples`.
- */
-export interface PercentileDelay {
-  /** In [0, 1], e.g. 0.95. */
-  percentile: number;
-  /** The tracker to read (`latencyTracker()`). */
-  of: LatencyTracker;
-  /** ms, used while the tracker holds too few latencies. */
-  fallback: number;
-  /** Latencies the tracker must hold before its percentile is used, an integer >= 1. Default 1. */
-  minSamples?: number;
-  /**
-   * Whether `hedge` records the latencies it sees into the tracker. Default true. Turn it off when you
-   * record into the tracker yourself.
-   */
-  record?: boolean;
-}
-
-/** A fixed number of ms, or a percentile of recent latencies. */
-export type HedgeDelay = number | PercentileDelay;
-
-/** Why a hedge started. */
-export type HedgeTrigger = "delay" | "failure";
-
-/** Reported by `onHedge` as a hedge starts. */
-export interface HedgeEvent {
-  /** The number of the attempt about to start (2 for the first hedge). */
-  readonly attempt: number;
-  /** ms since the call began. */
-  readonly after: number;
-  /** The hedging delay elapsed, or an attempt failed (with `hedgeOnFailure`). */
-  readonly trigger: HedgeTrigger;
 }
 
 export interface HedgeOptions {
@@ -105,20 +70,6 @@ export interface HedgeOptions {
 
 /** `steps.hedge`'s options: `hedge()`'s, without what the execution provides (signal, clock, random). */
 export type HedgeStepOptions = Omit<HedgeOptions, "signal" | "clock" | "random">;
-
-export interface ResolvedHedge {
-  readonly delay: HedgeDelay;
-  readonly maxHedges: number;
-  readonly hedgeOnFailure: boolean;
-  readonly budget: RetryBudget | undefined;
-  readonly signal: AbortSignal | undefined;
-  readonly onHedge: ((event: HedgeEvent) => void) | undefined;
-  readonly onCallbackError: CallbackErrorHandler;
-  readonly clock: Clock;
-  readonly random: Random | undefined;
-  /** The tracker `hedge` records into, when it does. */
-  readonly tracker: LatencyTracker | undefined;
-}
 
 const KNOWN = keysOf(HEDGE_SCHEMA);
 

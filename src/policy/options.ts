@@ -21,8 +21,8 @@ import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
 import type { Step } from "../pipeline/step.js";
-import type { AttemptEvent, GiveUpEvent } from "../retry/step.js";
 import { RETRY_CHECKS, RETRY_STEP_CHECKS, RULE_CHECKS } from "./checks.js";
+import type { AttemptEvent, GiveUpEvent } from "./events.js";
 import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "./matcher.js";
 
 /**

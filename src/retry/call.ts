@@ -10,7 +10,7 @@
 
 import { BrokenCircuitError } from "../breaker/errors.js";
 import { addCallSite, type CallSite } from "../core/call-site.js";
-import type { CancelTimer } from "../core/clock.js";
+import type { CancelTimer, Clock } from "../core/clock.js";
 import { PermanentError, RetryableResultError, unwrapPermanent } from "../core/errors.js";
 import { Eventual, invoke, isThenable, type OutcomeListener, settleWith } from "../core/invoke.js";
 import { type GiveUpReason, report } from "../core/report.js";
@@ -18,14 +18,52 @@ import type { BudgetClaim, Scope } from "../pipeline/context.js";
 import type { Next } from "../pipeline/step.js";
 import { firstMatch, RetryState } from "../policy/decide.js";
 import { MAX_FREE_RETRIES, type ResolvedRetry } from "../policy/options.js";
-import type { RetryStep } from "./step.js";
+
+/**
+ * What a call needs of its retry step: the options and the callbacks that tell of the call. `RetryStep`
+ * implements it. The step makes calls and first attempts, so the imports run step.ts → first.ts →
+ * call.ts and never back: these see the step through this interface.
+ */
+export interface RetryCallStep<T> {
+  readonly resolved: ResolvedRetry<T>;
+  /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
+  readonly maxRetries: number;
+  /** Whether a policy has a `maxElapsed`: a decision then depends on when the call began. */
+  readonly timeBound: boolean;
+  /** Whether the first attempt needs nothing of the step but a context and its outcome. */
+  plainFirstAttempt(): boolean;
+  /** When `value` ends the call (retryOnResult did not ask for another attempt): tells whoever listens. */
+  accepted(value: T, attempt: number, clock: Clock, start: number, idle: number): void;
+  /** Before each attempt: `onAttempt` and the `attempt` event. */
+  attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void;
+  /** After every failed attempt: `onError` and the `error` event. */
+  failedAttempt(error: unknown, retries: number): void;
+  /** Before a backoff sleep: `onRetry` and the `retry` event. */
+  retrying(
+    error: unknown,
+    retries: number,
+    delay: number,
+    attempt: number,
+    elapsed: number,
+    policy: number,
+  ): void;
+  /** When the call stops retrying: `onGiveUp` and the `giveUp` event. */
+  gaveUp(
+    outcome: unknown,
+    reason: GiveUpReason,
+    attempts: number,
+    elapsed: number,
+    idle: number,
+    isValue: boolean,
+  ): void;
+}
 
 /**
  * One call: create it, then `begin()` to make the first attempt, or `resume()` to go on from a first
  * attempt that already failed. Its `out` settles exactly once, and it leaves no timer and no hook behind.
  */
 export class RetryCall<T> {
-  readonly #step: RetryStep<T>;
+  readonly #step: RetryCallStep<T>;
   readonly #options: ResolvedRetry<T>;
   readonly #next: Next<T>;
   readonly #scope: Scope;
@@ -60,7 +98,7 @@ export class RetryCall<T> {
   /** The caller's frames, captured at the first failure when the call is made at a pipeline's edge. */
   #site: CallSite | undefined;
 
-  constructor(step: RetryStep<T>, next: Next<T>, scope: Scope, start: number) {
+  constructor(step: RetryCallStep<T>, next: Next<T>, scope: Scope, start: number) {
     this.#step = step;
     this.#options = step.resolved;
     this.#next = next;

@@ -31,15 +31,14 @@ import { type AbortKind, AS_SCOPE, type ExecutionContext, RootScope, Scope } fro
 import { atEdge, guardAtEdge, settleAtEdge } from "../pipeline/pipeline.js";
 import type { Next } from "../pipeline/step.js";
 import type { TimeoutStep } from "../timeout/step.js";
-import { RetryCall } from "./call.js";
-import type { RetryStep } from "./step.js";
+import { RetryCall, type RetryCallStep } from "./call.js";
 
 /**
  * What the first attempts of one short form (or pipeline) share, made once with it: the retry step, the
  * timeout step if any, and the clock and randomness its calls run on.
  */
 export class FirstPlan<T> {
-  readonly step: RetryStep<T>;
+  readonly step: RetryCallStep<T>;
   readonly limit: TimeoutStep | undefined;
   readonly clock: Clock;
   readonly random: Random;
@@ -51,7 +50,7 @@ export class FirstPlan<T> {
    */
   readonly sharedStart: boolean;
 
-  constructor(step: RetryStep<T>, limit: TimeoutStep | undefined, clock: Clock, random: Random) {
+  constructor(step: RetryCallStep<T>, limit: TimeoutStep | undefined, clock: Clock, random: Random) {
     this.step = step;
     this.limit = limit;
     this.clock = clock;

@@ -18,6 +18,7 @@ import { systemRandom } from "../core/random.js";
 import type { GiveUpReason } from "../core/report.js";
 import { type ExecutionContext, Scope, toRootScope } from "../pipeline/context.js";
 import { FINAL_AT_EDGE, type Next, type Step } from "../pipeline/step.js";
+import type { AttemptEvent, GiveUpEvent } from "../policy/events.js";
 import {
   type ResolvedPolicy,
   type ResolvedRetry,
@@ -26,36 +27,11 @@ import {
   resolveRetry,
 } from "../policy/options.js";
 import { TimeoutStep } from "../timeout/step.js";
-import { RetryCall } from "./call.js";
+import { RetryCall, type RetryCallStep } from "./call.js";
 import { FirstPlan } from "./first.js";
 
-/** What the `giveUp` event and `onGiveUp` receive when a retry step stops retrying. */
-export interface GiveUpEvent {
-  /** Why it stopped: `retries` or `elapsed` (a limit), `not-retryable`, `permanent`, `budget`, `aborted`, `breaker`. */
-  readonly reason: GiveUpReason;
-  /** The outcome it ends with: the last error, or the last value `retryOnResult` asked to retry. */
-  readonly outcome: unknown;
-  /** True when the outcome is a value (`retryOnResult` kept asking for retries), false for an error. */
-  readonly isValue: boolean;
-  /** Attempts made. */
-  readonly attempts: number;
-  /** Milliseconds from the first attempt to the decision. */
-  readonly elapsed: number;
-  /** Of `elapsed`, the milliseconds slept in backoffs. */
-  readonly idle: number;
-}
-
-/** What the `attempt` event and `onAttempt` receive before each attempt. */
-export interface AttemptEvent {
-  /** The attempt about to start, 1-based. */
-  readonly attempt: number;
-  /** Retries so far (those `maxRetries` counts). */
-  readonly retries: number;
-  /** Retries the top-level policy still allows after this attempt (Infinity for no limit). */
-  readonly retriesLeft: number;
-  /** Milliseconds since the first attempt began (0 for the first). */
-  readonly elapsed: number;
-}
+// The payloads the options' callbacks receive too, declared with the options (see src/policy/events.ts).
+export type { AttemptEvent, GiveUpEvent } from "../policy/events.js";
 
 /** What the `success` event receives. */
 export interface SuccessEvent<T = unknown> {
@@ -89,7 +65,7 @@ export interface RetryEvents<T = unknown> extends Record<string, unknown> {
   error: AttemptErrorEvent;
 }
 
-export class RetryStep<T = unknown> implements Step {
+export class RetryStep<T = unknown> implements Step, RetryCallStep<T> {
   readonly [FINAL_AT_EDGE] = true;
   readonly resolved: ResolvedRetry<T>;
   /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
