@@ -89,6 +89,12 @@ export class OptionError extends TypeError {
   }
 }
 
+/**
+ * The longest description of a list or an object, in characters. A message names the value, it does not
+ * reproduce it: a million-element list is shown by its start.
+ */
+const DESCRIBED = 80;
+
 /** A short, safe rendering of any value for error messages. */
 export function describe(value: unknown): string {
   if (typeof value === "number") {
@@ -96,12 +102,102 @@ export function describe(value: unknown): string {
   }
   if (typeof value === "string") return JSON.stringify(value);
   if (typeof value === "function") return `function ${value.name || "(anonymous)"}`;
-  if (Array.isArray(value)) return `[${value.map(describe).join(", ")}]`;
-  if (value === null || value === undefined || typeof value !== "object") return String(value);
+  if (value === null || typeof value !== "object") return String(value);
+  // Written out piece by piece rather than by recursing through the whole value or by JSON.stringify:
+  // a value that contains itself must not overflow the stack (nor be refused by JSON), and one a million
+  // elements long or ten thousand deep must cost no more than the characters shown. Each level of
+  // nesting writes a bracket before it goes deeper and writing stops once the text is long enough, so
+  // the depth walked is bounded by DESCRIBED.
+  const out = new Description();
   try {
-    const json = JSON.stringify(value);
-    return json.length > 80 ? `${json.slice(0, 77)}...` : json;
+    if (Array.isArray(value)) writeList(out, value, []);
+    else writeJson(out, toJson(value, ""), []);
   } catch {
+    // A getter or a toJSON that throws: the value's kind still says something.
     return Object.prototype.toString.call(value);
   }
+  return out.text();
+}
+
+/** The text of a description, cut with "..." once longer than DESCRIBED. */
+class Description {
+  private written = "";
+  get full(): boolean {
+    return this.written.length > DESCRIBED;
+  }
+  add(piece: string): void {
+    this.written += piece.length > DESCRIBED ? piece.slice(0, DESCRIBED + 1) : piece;
+  }
+  text(): string {
+    return this.full ? `${this.written.slice(0, DESCRIBED - 3)}...` : this.written;
+  }
+}
+
+/** A list as `describe` shows it: `[a, b]`, its elements as `describe` shows them, objects as JSON. */
+function writeList(out: Description, list: readonly unknown[], within: object[]): void {
+  within.push(list);
+  out.add("[");
+  for (let i = 0; i < list.length && !out.full; i++) {
+    if (i > 0) out.add(", ");
+    const item = list[i];
+    if (item === null || typeof item !== "object") out.add(describe(item));
+    else if (within.includes(item)) out.add("[Circular]");
+    else if (Array.isArray(item)) writeList(out, item, within);
+    else writeJson(out, toJson(item, String(i)), within);
+  }
+  out.add("]");
+  within.pop();
+}
+
+/** What JSON.stringify writes for `value` under `key`: the answer of its toJSON, a boxed primitive unboxed. */
+function toJson(value: unknown, key: string): unknown {
+  if ((typeof value === "object" && value !== null) || typeof value === "bigint") {
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === "function") value = toJSON.call(value, key);
+  }
+  if (value instanceof Number || value instanceof String || value instanceof Boolean) return value.valueOf();
+  return value;
+}
+
+/** Whether JSON.stringify leaves a property with this value out (and writes null for it in a list). */
+function leftOut(value: unknown): boolean {
+  return value === undefined || typeof value === "function" || typeof value === "symbol";
+}
+
+/** `value` (toJson'd) as JSON.stringify writes it, but a value inside itself as [Circular]. */
+function writeJson(out: Description, value: unknown, within: object[]): void {
+  if (value === null || typeof value !== "object") {
+    if (typeof value === "number") out.add(Number.isFinite(value) ? String(value) : "null");
+    else if (typeof value === "string") out.add(JSON.stringify(value));
+    // A bigint, which JSON.stringify refuses, is still a number to show.
+    else out.add(leftOut(value) ? "null" : String(value));
+    return;
+  }
+  if (within.includes(value)) {
+    out.add("[Circular]");
+    return;
+  }
+  within.push(value);
+  if (Array.isArray(value)) {
+    out.add("[");
+    for (let i = 0; i < value.length && !out.full; i++) {
+      if (i > 0) out.add(",");
+      writeJson(out, toJson(value[i], String(i)), within);
+    }
+    out.add("]");
+  } else {
+    out.add("{");
+    let first = true;
+    for (const key in value) {
+      if (out.full) break;
+      if (!Object.hasOwn(value, key)) continue;
+      const item = toJson((value as Record<string, unknown>)[key], key);
+      if (leftOut(item)) continue;
+      out.add(`${first ? "" : ","}${JSON.stringify(key)}:`);
+      first = false;
+      writeJson(out, item, within);
+    }
+    out.add("}");
+  }
+  within.pop();
 }
