@@ -7,6 +7,7 @@ import {
   mkdtempSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -185,6 +186,20 @@ describe("the packed tarball, installed into a fresh project", () => {
     const linked = [...readme.matchAll(/\]\((docs\/[^)#\s]+)/g)].map((m) => m[1] as string);
     expect(linked.length).toBeGreaterThan(10);
     expect(linked.filter((path) => !files.has(path))).toEqual([]);
+  });
+
+  it("builds dist/cli/main.js with a node shebang and the run bit, so `npx robustly` runs in a clone", () => {
+    // npm marks an installed package's bin executable as it links it; in a clone, where `npm ci` runs
+    // prepare to build dist/, the build must. Packing ran prepare, `npm run build`, here just now.
+    expect(pkg.bin).toEqual({ robustly: "./dist/cli/main.js" });
+    const main = join(root, "dist", "cli", "main.js");
+    expect(readFileSync(main, "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
+    if (process.platform === "win32") return;
+    expect((statSync(main).mode & 0o111).toString(8)).toBe("111");
+    const run = spawnSync(main, ["--help"], { cwd: root, encoding: "utf8" });
+    expect(run.error).toBeUndefined();
+    expect(run.stdout).toMatch(/^robustly: /);
+    expect(run.status).toBe(0);
   });
 
   it("says where the project lives", () => {
