@@ -1,17 +1,18 @@
 // The package as a user installs it: the exports map, the type declarations, and no runtime dependencies;
 // then the packed tarball, installed into a fresh project, imported, required and type-checked entry by entry.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, posix, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -33,6 +34,56 @@ const KNOWN: Record<string, string> = {
 const entries = Object.keys(KNOWN);
 /** The specifier a user writes for an entry: "robustly", "robustly/sim", … */
 const specifier = (entry: string) => `robustly${entry.slice(1)}`;
+
+/**
+ * Sends `requests` to a tsserver, as an editor does, and gives the bodies of its responses, in order.
+ */
+function tsserver(requests: { command: string; arguments: object }[]): Promise<unknown[]> {
+  const server = spawn(
+    process.execPath,
+    [join(root, "node_modules", "typescript", "lib", "tsserver.js"), "--disableAutomaticTypingAcquisition"],
+    { stdio: ["pipe", "pipe", "ignore"] },
+  );
+  return new Promise((resolve, reject) => {
+    const bodies = new Map<number, unknown>();
+    const fail = (error: Error) => {
+      server.kill();
+      reject(error);
+    };
+    let buffered = Buffer.alloc(0);
+    server.on("error", fail);
+    server.on("exit", (code) => fail(new Error(`tsserver exited (${code}) with ${bodies.size} answers`)));
+    server.stdout.on("data", (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      for (;;) {
+        // Each message: a Content-Length header, a blank line, then that many bytes of JSON.
+        const header = /^Content-Length: (\d+)\r\n\r\n/.exec(buffered.subarray(0, 64).toString("latin1"));
+        if (header === null) return;
+        const end = header[0].length + Number(header[1]);
+        if (buffered.length < end) return;
+        const message = buffered.subarray(header[0].length, end).toString("utf8");
+        buffered = buffered.subarray(end);
+        const parsed = JSON.parse(message) as {
+          type: string;
+          request_seq: number;
+          success: boolean;
+          body: unknown;
+        };
+        if (parsed.type !== "response") continue;
+        if (!parsed.success) return fail(new Error(message));
+        bodies.set(parsed.request_seq, parsed.body);
+        if (bodies.size === requests.length) {
+          server.removeAllListeners("exit");
+          server.kill();
+          resolve([...bodies.keys()].sort((x, y) => x - y).map((seq) => bodies.get(seq)));
+        }
+      }
+    });
+    requests.forEach((request, index) => {
+      server.stdin.write(`${JSON.stringify({ seq: index + 1, type: "request", ...request })}\n`);
+    });
+  });
+}
 
 beforeAll(() => {
   // `npm test` may run before `npm run build`; the exports map points into dist/.
@@ -142,11 +193,17 @@ describe("the published package", () => {
 
 interface Packed {
   filename: string;
-  files: { path: string }[];
+  /** Bytes of its files, unpacked: what npm shows as the package's unpacked size. */
+  unpackedSize: number;
+  files: { path: string; size: number }[];
 }
+
+/** The most the package may weigh unpacked, in bytes (npm's kB and MB are 1,000 and 1,000,000 bytes). */
+const MAX_UNPACKED = 2_750_000;
 
 describe("the packed tarball, installed into a fresh project", () => {
   let project: string;
+  let installed: string;
   let packed: Packed[];
 
   beforeAll(() => {
@@ -163,6 +220,7 @@ describe("the packed tarball, installed into a fresh project", () => {
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true }));
     // robustly has no runtime dependency, and its peers are optional: nothing to fetch.
     npm(["install", "--offline", "--ignore-scripts", tarball]);
+    installed = join(project, "node_modules", "robustly");
   }, 120_000);
 
   afterAll(() => rmSync(project, { recursive: true, force: true }));
@@ -185,6 +243,89 @@ describe("the packed tarball, installed into a fresh project", () => {
     const linked = [...readme.matchAll(/\]\((docs\/[^)#\s]+)/g)].map((m) => m[1] as string);
     expect(linked.length).toBeGreaterThan(10);
     expect(linked.filter((path) => !files.has(path))).toEqual([]);
+  });
+
+  it(`weighs at most ${MAX_UNPACKED / 1e6} MB unpacked`, () => {
+    const { unpackedSize, files } = packed[0] as Packed;
+    const largest = [...files]
+      .sort((a, b) => b.size - a.size)
+      .slice(0, 5)
+      .map((f) => `${f.path} ${f.size}`);
+    expect(unpackedSize, `the largest files: ${largest.join(", ")}`).toBeLessThanOrEqual(MAX_UNPACKED);
+  });
+
+  it("ships each file a source map comment names, and the source of every declaration map", () => {
+    // A declaration map takes go-to-definition from dist/*.d.ts to the src/*.ts it came from: both must ship.
+    const files = new Set((packed[0] as Packed).files.map((f) => f.path));
+    const maps = [...files].filter((f) => f.endsWith(".d.ts.map"));
+    expect(maps.length).toBeGreaterThan(10);
+    const missing: string[] = [];
+    for (const file of files) {
+      if (!/\.(js|d\.ts)$/.test(file)) continue;
+      const comment = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(readFileSync(join(installed, file), "utf8"));
+      if (file.endsWith(".d.ts") && comment === null) missing.push(`${file}: no declaration map`);
+      if (comment === null) continue;
+      const map = posix.join(posix.dirname(file), comment[1] as string);
+      if (!files.has(map)) missing.push(`${file}: ${map}`);
+    }
+    for (const map of maps) {
+      const { sources, sourceRoot } = JSON.parse(readFileSync(join(installed, map), "utf8"));
+      for (const source of sources as string[]) {
+        const path = posix.join(posix.dirname(map), sourceRoot ?? "", source);
+        if (!path.startsWith("src/") || !path.endsWith(".ts") || !files.has(path))
+          missing.push(`${map}: ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("takes go-to-definition from an import in an app to the TypeScript source of what it names", async () => {
+    // What an editor does: ask tsserver for the definition of `retry` in `import { retry } from "robustly"`;
+    // it follows the declaration map of dist/retry/retry.d.ts to the source.
+    const app = join(project, "app");
+    mkdirSync(app, { recursive: true });
+    const file = join(app, "app.mts");
+    const lines = entries.map((entry) => `import { ${KNOWN[entry]} } from ${quote(specifier(entry))};`);
+    writeFileSync(file, lines.join("\n"));
+    const options = { module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", types: [] };
+    writeFileSync(
+      join(app, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: options, files: ["app.mts"] }),
+    );
+    const requests = entries.map((_, index) => ({
+      command: "definitionAndBoundSpan",
+      arguments: { file, line: index + 1, offset: "import { ".length + 1 },
+    }));
+    type At = { line: number; offset: number };
+    const [, ...answers] = (await tsserver([{ command: "open", arguments: { file } }, ...requests])) as {
+      definitions: { file: string; start: At; end: At }[];
+    }[];
+    // Where each definition lands, and the text there (its span's end may map a character past the name).
+    const landed = answers.map(({ definitions }, index) =>
+      definitions.map(({ file, start }) => {
+        const name = KNOWN[entries[index] as string] as string;
+        const line = readFileSync(file, "utf8").split("\n")[start.line - 1] as string;
+        const at = line.slice(start.offset - 1, start.offset - 1 + name.length);
+        return `${relative(installed, file).split("\\").join("/")} ${at}`;
+      }),
+    );
+    expect(landed).toEqual(
+      entries.map((entry) => [expect.stringMatching(new RegExp(`^src/[\\w/-]+\\.ts ${KNOWN[entry]}$`))]),
+    );
+  }, 60_000);
+
+  it("builds dist/cli/main.js with a node shebang and the run bit, so `npx robustly` runs in a clone", () => {
+    // npm marks an installed package's bin executable as it links it; in a clone, where `npm ci` runs
+    // prepare to build dist/, the build must. Packing ran prepare, `npm run build`, here just now.
+    expect(pkg.bin).toEqual({ robustly: "./dist/cli/main.js" });
+    const main = join(root, "dist", "cli", "main.js");
+    expect(readFileSync(main, "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
+    if (process.platform === "win32") return;
+    expect((statSync(main).mode & 0o111).toString(8)).toBe("111");
+    const run = spawnSync(main, ["--help"], { cwd: root, encoding: "utf8" });
+    expect(run.error).toBeUndefined();
+    expect(run.stdout).toMatch(/^robustly: /);
+    expect(run.status).toBe(0);
   });
 
   it("says where the project lives", () => {
