@@ -198,8 +198,11 @@ interface Packed {
   files: { path: string; size: number }[];
 }
 
-/** The most the package may weigh unpacked, in bytes (npm's kB and MB are 1,000 and 1,000,000 bytes). */
-const MAX_UNPACKED = 2_750_000;
+/**
+ * The most the package may weigh unpacked, in bytes (npm's kB and MB are 1,000 and 1,000,000 bytes): a guard
+ * against growth, with room for the sources to grow; `npm run size` reports the figure at each run.
+ */
+const MAX_UNPACKED = 2_900_000;
 
 describe("the packed tarball, installed into a fresh project", () => {
   let project: string;
