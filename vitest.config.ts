@@ -5,6 +5,9 @@ export default defineConfig({
   resolve: {
     alias: {
       "robustly/testing": fileURLToPath(new URL("./src/testing.ts", import.meta.url)),
+      "robustly/steps": fileURLToPath(new URL("./src/pipeline/steps.ts", import.meta.url)),
+      "robustly/backoff": fileURLToPath(new URL("./src/backoff/strategies.ts", import.meta.url)),
+      "robustly/jitter": fileURLToPath(new URL("./src/jitter/strategies.ts", import.meta.url)),
       "robustly/sim": fileURLToPath(new URL("./src/sim/index.ts", import.meta.url)),
       "robustly/telemetry": fileURLToPath(new URL("./src/telemetry/index.ts", import.meta.url)),
       "robustly/fetch": fileURLToPath(new URL("./src/http/index.ts", import.meta.url)),

@@ -83,6 +83,25 @@ pipeline(steps.retry(), steps.breaker(circuitBreaker()), steps.timeout(1000)).ex
     ceiling: 25.5 * kB,
   },
   {
+    id: "readme-entries",
+    library: "robustly",
+    title: "the README's quick start, `backoff` and `jitter` from `robustly/backoff` and `robustly/jitter`",
+    app: `import { retry } from "robustly"; import * as backoff from "robustly/backoff"; import * as jitter from "robustly/jitter";
+retry(async ({ signal }) => signal.aborted, { timeout: 2000, maxRetries: 5,
+  backoff: backoff.exponential({ base: 500, max: 10_000 }), jitter: jitter.full() }).then(console.log);`,
+    goal: 5 * kB,
+    ceiling: 16.5 * kB,
+  },
+  {
+    id: "pipeline-entries",
+    library: "robustly",
+    title: "the same pipeline, `steps` from `robustly/steps`",
+    app: `import { circuitBreaker, pipeline } from "robustly"; import * as steps from "robustly/steps";
+pipeline(steps.retry(), steps.breaker(circuitBreaker()), steps.timeout(1000)).execute(async () => 42).then(console.log);`,
+    goal: 7 * kB,
+    ceiling: 21.5 * kB,
+  },
+  {
     id: "entry",
     library: "robustly",
     title: "the whole `robustly` entry",
@@ -134,7 +153,12 @@ async function measureRow(row: Row): Promise<Measured> {
     write: false,
     metafile: true,
     logLevel: "silent",
-    alias: { robustly: dist },
+    alias: {
+      "robustly/steps": resolve(root, "dist/pipeline/steps.js"),
+      "robustly/backoff": resolve(root, "dist/backoff/strategies.js"),
+      "robustly/jitter": resolve(root, "dist/jitter/strategies.js"),
+      robustly: dist,
+    },
   });
   const output = result.outputFiles[0];
   if (output === undefined) throw new Error(`no output for ${row.id}`);

@@ -24,6 +24,9 @@ let outside: string;
 const KNOWN: Record<string, string> = {
   ".": "retry",
   "./testing": "VirtualClock",
+  "./steps": "retry",
+  "./backoff": "exponential",
+  "./jitter": "full",
   "./sim": "simulate",
   "./sim/threads": "simulateInThreads",
   "./telemetry": "openTelemetry",

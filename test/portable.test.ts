@@ -22,6 +22,9 @@ const at = (...path: string[]) => join(root, ...path);
 const PORTABLE: Record<string, string> = {
   robustly: "src/index.ts",
   "robustly/testing": "src/testing.ts",
+  "robustly/steps": "src/pipeline/steps.ts",
+  "robustly/backoff": "src/backoff/strategies.ts",
+  "robustly/jitter": "src/jitter/strategies.ts",
   "robustly/fetch": "src/http/index.ts",
   "robustly/sim": "src/sim/index.ts",
   "robustly/telemetry": "src/telemetry/index.ts",

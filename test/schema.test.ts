@@ -19,15 +19,20 @@ import {
 import { inProcessWorker, supervise } from "robustly/supervisor";
 import { describe, expect, it } from "vitest";
 import { OPTIONS_DOC, optionsDoc, RETRY_DOC, retryDocWithTable, SCHEMAS } from "../scripts/options-docs.js";
+import { RESPONSIVE_CHECKS } from "../src/adaptive/checks.js";
 import { RESPONSIVE_SCHEMA } from "../src/adaptive/schema.js";
 import { BACKOFF_CHECKS } from "../src/backoff/checks.js";
 import { BACKOFF_SCHEMAS } from "../src/backoff/schema.js";
+import { BREAKER_CHECKS } from "../src/breaker/checks.js";
 import { BREAKER_SCHEMA } from "../src/breaker/schema.js";
+import { RATIO_BUDGET_CHECKS, TOKEN_BUDGET_CHECKS } from "../src/budget/checks.js";
 import { RATIO_BUDGET_SCHEMA, TOKEN_BUDGET_SCHEMA } from "../src/budget/schema.js";
+import { BULKHEAD_CHECKS } from "../src/bulkhead/checks.js";
 import { BULKHEAD_SCHEMA } from "../src/bulkhead/schema.js";
 import type { Checks } from "../src/core/schema.js";
 import { allowed, type Kind, keysOf, type Schema } from "../src/core/schema.js";
 import { RENAMED } from "../src/core/validate.js";
+import { HEDGE_CHECKS } from "../src/hedge/checks.js";
 import { resolveHedge } from "../src/hedge/hedge.js";
 import { HEDGE_SCHEMA } from "../src/hedge/schema.js";
 import { FETCH_SCHEMA } from "../src/http/schema.js";
@@ -35,7 +40,8 @@ import { JITTER_CHECKS } from "../src/jitter/checks.js";
 import { JITTER_SCHEMAS } from "../src/jitter/schema.js";
 import { RETRY_CHECKS, RETRY_STEP_CHECKS, RULE_CHECKS } from "../src/policy/checks.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "../src/policy/schema.js";
-import { SHARING_FIELDS } from "../src/store/schema.js";
+import { SHARING_SCHEMA_CHECKS } from "../src/store/checks.js";
+import { SHARING_FIELDS, SHARING_SCHEMA } from "../src/store/schema.js";
 import { SUPERVISOR_SCHEMA } from "../src/supervisor/schema.js";
 import { TIMEOUT_CHECKS } from "../src/timeout/checks.js";
 import { TIMEOUT_SCHEMA } from "../src/timeout/schema.js";
@@ -202,6 +208,13 @@ describe("the checks that run when options are given are the descriptions' own",
     [RETRY_STEP_SCHEMA, RETRY_STEP_CHECKS],
     [RULE_SCHEMA, RULE_CHECKS],
     [TIMEOUT_SCHEMA, TIMEOUT_CHECKS],
+    [BREAKER_SCHEMA, BREAKER_CHECKS],
+    [RATIO_BUDGET_SCHEMA, RATIO_BUDGET_CHECKS],
+    [TOKEN_BUDGET_SCHEMA, TOKEN_BUDGET_CHECKS],
+    [BULKHEAD_SCHEMA, BULKHEAD_CHECKS],
+    [HEDGE_SCHEMA, HEDGE_CHECKS],
+    [RESPONSIVE_SCHEMA, RESPONSIVE_CHECKS],
+    [SHARING_SCHEMA, SHARING_SCHEMA_CHECKS],
     ...Object.entries(BACKOFF_SCHEMAS).map(([name, schema]): [Schema, Checks | undefined] => [
       schema,
       BACKOFF_CHECKS[name],

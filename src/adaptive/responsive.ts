@@ -14,7 +14,7 @@ import { finiteAtLeast, integerAtLeast, knownKeys } from "../core/validate.js";
 import { MAX_SKEW, type SharingOptions, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun, type RunBatch, replayingRandom } from "../store/run-log.js";
 import { restoreShared, SharedPolicy, SharedRuns, type StoreEvents } from "../store/shared-policy.js";
-import { RESPONSIVE_SCHEMA } from "./schema.js";
+import { RESPONSIVE_CHECKS } from "./checks.js";
 
 export interface ResponsiveBackoffOptions extends SharingOptions {
   /** The delay after the first failure, ms; below it a shrinking delay drops to 0. Default 500. */
@@ -152,11 +152,11 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
 
   constructor(options?: ResponsiveBackoffOptions) {
     super();
-    checkKeys(RESPONSIVE_SCHEMA, options);
+    checkKeys(RESPONSIVE_CHECKS, options);
     const o = { ...RESPONSIVE_DEFAULTS, ...options };
     // Each value checked as its description says (undefined: the default; null or anything else: an error).
     const field = <V>(key: keyof ResponsiveBackoffOptions, fallback?: V): V =>
-      read<V | undefined>(RESPONSIVE_SCHEMA, key, (options as Record<string, unknown> | undefined)?.[key]) ??
+      read<V | undefined>(RESPONSIVE_CHECKS, key, (options as Record<string, unknown> | undefined)?.[key]) ??
       (fallback as V);
     this.#base = field("base", RESPONSIVE_DEFAULTS.base);
     this.max = field("max", RESPONSIVE_DEFAULTS.max);

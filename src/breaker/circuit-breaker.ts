@@ -21,9 +21,9 @@ import { compileRetryMatcher, type MatchAnswer } from "../policy/matcher.js";
 import { MAX_SKEW, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun } from "../store/run-log.js";
 import { restoreShared, SharedPolicy, SharedRuns } from "../store/shared-policy.js";
+import { BREAKER_CHECKS } from "./checks.js";
 import { BrokenCircuitError } from "./errors.js";
 import { executeThrough } from "./execute.js";
-import { BREAKER_SCHEMA } from "./schema.js";
 import {
   type BreakerEvents,
   type BreakerState,
@@ -75,11 +75,11 @@ export class CircuitBreaker extends SharedPolicy {
 
   constructor(options: CircuitBreakerOptions = {}) {
     super();
-    checkKeys(BREAKER_SCHEMA, options);
-    read(BREAKER_SCHEMA, "onCallbackError", options.onCallbackError);
+    checkKeys(BREAKER_CHECKS, options);
+    read(BREAKER_CHECKS, "onCallbackError", options.onCallbackError);
     this.#events = new Events<BreakerEvents>(options.onCallbackError ?? warnOnce);
     const field = <V>(key: keyof CircuitBreakerOptions) =>
-      read<V | undefined>(BREAKER_SCHEMA, key, options[key]);
+      read<V | undefined>(BREAKER_CHECKS, key, options[key]);
     this.#ratio = field<number>("failureRatio");
     if (options.consecutiveFailures !== undefined || this.#ratio === undefined) {
       this.#consecutive = field<number>("consecutiveFailures") ?? 5;

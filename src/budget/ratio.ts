@@ -10,7 +10,7 @@ import { OptionError } from "../core/errors.js";
 import { read } from "../core/schema.js";
 import { MAX_SKEW } from "../store/replica.js";
 import { BudgetBase } from "./base.js";
-import { RATIO_BUDGET_SCHEMA } from "./schema.js";
+import { RATIO_BUDGET_CHECKS } from "./checks.js";
 import type { BudgetState, RatioBudgetOptions } from "./types.js";
 
 export class RatioBudget extends BudgetBase {
@@ -24,7 +24,7 @@ export class RatioBudget extends BudgetBase {
   constructor(options: RatioBudgetOptions) {
     super();
     const field = <V>(key: keyof RatioBudgetOptions) =>
-      read<V | undefined>(RATIO_BUDGET_SCHEMA, key, options[key]);
+      read<V | undefined>(RATIO_BUDGET_CHECKS, key, options[key]);
     this.#ratio = field<number>("ratio") ?? 0.2;
     const minPerSecond = field<number>("minPerSecond") ?? 10;
     const window = field<number>("window") ?? 10_000;

@@ -13,8 +13,8 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { checkKeys } from "../core/schema.js";
 import { sharingOptions } from "../store/replica.js";
+import { RATIO_BUDGET_CHECKS, TOKEN_BUDGET_CHECKS } from "./checks.js";
 import { RatioBudget } from "./ratio.js";
-import { RATIO_BUDGET_SCHEMA, TOKEN_BUDGET_SCHEMA } from "./schema.js";
 import { SharedBudget } from "./shared.js";
 import { TokenBudget } from "./tokens.js";
 import type { RatioBudgetOptions, RetryBudget, TokenBudgetOptions } from "./types.js";
@@ -42,7 +42,7 @@ export type {
 export function retryBudget(options: RatioBudgetOptions | TokenBudgetOptions = {}): RetryBudget {
   const tokens =
     options !== null && typeof options === "object" && ("maxTokens" in options || "tokenRatio" in options);
-  checkKeys(tokens ? TOKEN_BUDGET_SCHEMA : RATIO_BUDGET_SCHEMA, options);
+  checkKeys(tokens ? TOKEN_BUDGET_CHECKS : RATIO_BUDGET_CHECKS, options);
   const sharing = sharingOptions("retryBudget", options);
   const clock = options.clock ?? systemClock;
   if (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function") {

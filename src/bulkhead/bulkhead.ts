@@ -7,7 +7,7 @@ import { watchAbort } from "../core/abort.js";
 import { OptionError } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, safeCall, warnOnce } from "../core/events.js";
 import { checkKeys, read } from "../core/schema.js";
-import { BULKHEAD_SCHEMA } from "./schema.js";
+import { BULKHEAD_CHECKS } from "./checks.js";
 
 /** The largest `limit` and `queue` a bulkhead takes (1e9). */
 export const MAX_BULKHEAD = 1_000_000_000;
@@ -71,9 +71,9 @@ export function checkBulkheadOptions(
   if (options === undefined || options === null || typeof options !== "object") {
     throw new OptionError(where, options, "an object { limit, queue? } (limit is required)");
   }
-  checkKeys(BULKHEAD_SCHEMA, options, where);
+  checkKeys(BULKHEAD_CHECKS, options, where);
   const o = options as Partial<BulkheadOptions>;
-  const field = <V>(key: keyof BulkheadOptions): V => read(BULKHEAD_SCHEMA, key, o[key], `${where}: ${key}`);
+  const field = <V>(key: keyof BulkheadOptions): V => read(BULKHEAD_CHECKS, key, o[key], `${where}: ${key}`);
   const limit = field<number>("limit");
   const queue = field<number | undefined>("queue") ?? 0;
   field("onCallbackError");

@@ -1,8 +1,10 @@
 /**
- * One description per options type. Each option is written down once, with what it takes, its unit, its
- * default and what it means; the checks that run when options are given, the JSON form (`fromConfig`), the
- * command line's flags and `--help`, and the option tables in the docs are all read off that description,
- * so none of them can say something another does not.
+ * One description per options type. Each option is written down with what it takes (its `Check`, in the
+ * folder's `checks.ts`) and, beside it in `schema.ts`, its unit, its default and what it means; the checks
+ * that run when options are given read the first alone, so that an app's bundle carries no description,
+ * while the JSON form (`fromConfig`), the command line's flags and `--help`, and the option tables in the
+ * docs read the whole. A test holds each `schema.ts` to its `checks.ts` (the same options, in the same
+ * order, taking the same kinds), so none of them can say something another does not.
  */
 import { OptionError } from "./errors.js";
 import { knownKeys } from "./validate.js";

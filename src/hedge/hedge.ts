@@ -19,9 +19,9 @@ import { boolean, finiteAtLeast, integerAtLeast, knownKeys, optionalFunction } f
 import { type ExecutionContext, RootScope, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
 import { HedgedCall, type HedgeEvents } from "./call.js";
+import { HEDGE_CHECKS } from "./checks.js";
 import { HedgeLostError } from "./errors.js";
 import type { LatencyTracker } from "./latency-tracker.js";
-import { HEDGE_SCHEMA } from "./schema.js";
 import type { HedgeDelay, HedgeEvent, HedgeTrigger, PercentileDelay, ResolvedHedge } from "./types.js";
 
 export type { HedgeDelay, HedgeEvent, HedgeEvents, HedgeTrigger, PercentileDelay, ResolvedHedge };
@@ -71,7 +71,7 @@ export interface HedgeOptions {
 /** `steps.hedge`'s options: `hedge()`'s, without what the execution provides (signal, clock, random). */
 export type HedgeStepOptions = Omit<HedgeOptions, "signal" | "clock" | "random">;
 
-const KNOWN = keysOf(HEDGE_SCHEMA);
+const KNOWN = keysOf(HEDGE_CHECKS);
 
 const STEP_OWNED: readonly string[] = ["signal", "clock", "random"];
 
@@ -125,7 +125,7 @@ export function resolveHedge(options: HedgeOptions, where = "hedge"): ResolvedHe
   return {
     delay,
     maxHedges: integerAtLeast("hedge: maxHedges", options.maxHedges ?? 1, 0),
-    hedgeOnFailure: read<boolean | undefined>(HEDGE_SCHEMA, "hedgeOnFailure", options.hedgeOnFailure) ?? true,
+    hedgeOnFailure: read<boolean | undefined>(HEDGE_CHECKS, "hedgeOnFailure", options.hedgeOnFailure) ?? true,
     budget,
     signal,
     onHedge: options.onHedge,

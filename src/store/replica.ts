@@ -22,7 +22,7 @@ import { type CancelTimer, type Clock, setBackgroundTimer } from "../core/clock.
 import { OptionError } from "../core/errors.js";
 import { messageOf } from "../core/events.js";
 import { read } from "../core/schema.js";
-import { SHARING_SCHEMA } from "./schema.js";
+import { SHARING_SCHEMA_CHECKS } from "./checks.js";
 import { excerpt, excerptOf, isStore, type Store, type StoreEntry, StoreTimeoutError } from "./store.js";
 
 /** The options that put a policy's state in a shared store. */
@@ -70,7 +70,7 @@ export function sharingOptions(name: string, options: SharingOptions): Sharing |
     throw new OptionError(`${name}: key`, key, "a non-empty string naming the shared state");
   }
   const field = <V>(option: keyof SharingOptions, fallback: V): V =>
-    read<V | undefined>(SHARING_SCHEMA, option, options[option], `${name}: ${option}`) ?? fallback;
+    read<V | undefined>(SHARING_SCHEMA_CHECKS, option, options[option], `${name}: ${option}`) ?? fallback;
   return {
     store: options.store,
     key,
