@@ -118,6 +118,10 @@ const backOffZero = { numOfAttempts: 4, startingDelay: 0 };
 const cockatielPolicy = cockatielRetry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() });
 const cockatielZero = cockatielRetry(handleAll, { maxAttempts: 3, backoff: new ConstantBackoff(0) });
 const cockatielWrapped = cockatielWrap(cockatielPolicy, cockatielNoop);
+/** cockatiel's reused policy with a listener attached once, as its users attach one. */
+const cockatielListened = cockatielRetry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() });
+cockatielListened.onRetry((e) => log(e));
+const reusedCallback = { maxRetries: 3, onRetry: log };
 const cockatielTimeout = cockatielWrap(cockatielPolicy, timeout(1000, TimeoutStrategy.Aggressive));
 
 const scenarios: Scenario[] = [
@@ -223,6 +227,20 @@ const scenarios: Scenario[] = [
           policy.onRetry(log);
           return policy.execute(op);
         },
+      },
+    },
+  },
+  {
+    id: "reused-listener",
+    title: "options (or policy) built once, with a callback (a listener)",
+    cells: {
+      robustly: {
+        call: "`retry(op, options)`, options holding `onRetry`",
+        run: () => retry(op, reusedCallback),
+      },
+      cockatiel: {
+        call: "`policy.execute(op)`, `policy.onRetry(listener)` once",
+        run: () => cockatielListened.execute(op),
       },
     },
   },
@@ -597,6 +615,25 @@ async function main(): Promise<void> {
       measured: `${ns(over("reused/robustly"))} / ${ns(cockatielOverhead)}`,
       ratio: over("reused/robustly") / cockatielOverhead,
       limit: 0.5,
+    },
+    {
+      text: "a callback written inline: CPU overhead over bare / cockatiel's reused policy's with a listener",
+      measured: `${ns(over("inline-callback/robustly"))} / ${ns(over("reused-listener/cockatiel"))}`,
+      ratio: over("inline-callback/robustly") / over("reused-listener/cockatiel"),
+      limit: 1,
+    },
+    {
+      text: "the caller's signal: CPU overhead over bare / cockatiel's `execute(op, signal)`'s",
+      measured: `${ns(over("caller-signal/robustly"))} / ${ns(over("caller-signal/cockatiel"))}`,
+      ratio: over("caller-signal/robustly") / over("caller-signal/cockatiel"),
+      limit: 1,
+    },
+    {
+      text: "a retry after a failure at no delay: wall-clock time per call, in µs",
+      measured: `${ns(wall("retried/robustly"))}`,
+      ratio: wall("retried/robustly") / 1000,
+      limit: 200,
+      strict: true,
     },
     {
       text: "inline options cost what reused ones cost: CPU time per call, inline / reused",
