@@ -109,6 +109,55 @@ pipeline(steps.retry(), steps.breaker(circuitBreaker()), steps.timeout(1000)).ex
     ceiling: 43 * kB,
   },
   {
+    id: "breaker",
+    library: "robustly",
+    title: "`circuitBreaker()` alone",
+    app: `import { circuitBreaker } from "robustly"; console.log(circuitBreaker());`,
+    ceiling: 11.5 * kB,
+  },
+  {
+    id: "budget",
+    library: "robustly",
+    title: "`retryBudget()` alone",
+    app: `import { retryBudget } from "robustly"; console.log(retryBudget());`,
+    ceiling: 9 * kB,
+  },
+  {
+    id: "bulkhead",
+    library: "robustly",
+    title: "`bulkhead({ limit })` alone",
+    app: `import { bulkhead } from "robustly"; console.log(bulkhead({ limit: 10 }));`,
+    ceiling: 5 * kB,
+  },
+  {
+    id: "hedge",
+    library: "robustly",
+    title: "`hedge(op, { delay })` alone",
+    app: `import { hedge } from "robustly"; hedge(async () => 42, { delay: 100 }).then(console.log);`,
+    ceiling: 7.5 * kB,
+  },
+  {
+    id: "chaos",
+    library: "robustly",
+    title: "`chaos(op, { fault })` alone",
+    app: `import { chaos } from "robustly"; console.log(chaos(async () => 42, { fault: { rate: 0.1, error: () => new Error("x") } }));`,
+    ceiling: 4 * kB,
+  },
+  {
+    id: "responsive",
+    library: "robustly",
+    title: "`new ResponsiveBackoff()` alone",
+    app: `import { ResponsiveBackoff } from "robustly"; console.log(new ResponsiveBackoff());`,
+    ceiling: 8 * kB,
+  },
+  {
+    id: "fetch",
+    library: "robustly",
+    title: "`robustFetch(url)` from `robustly/fetch`",
+    app: `import { robustFetch } from "robustly/fetch"; robustFetch("https://example.com").then(console.log);`,
+    ceiling: 21 * kB,
+  },
+  {
     id: "p-retry",
     library: "p-retry",
     title: "`pRetry(op)`",
@@ -157,6 +206,7 @@ async function measureRow(row: Row): Promise<Measured> {
       "robustly/steps": resolve(root, "dist/pipeline/steps.js"),
       "robustly/backoff": resolve(root, "dist/backoff/strategies.js"),
       "robustly/jitter": resolve(root, "dist/jitter/strategies.js"),
+      "robustly/fetch": resolve(root, "dist/http/index.js"),
       robustly: dist,
     },
   });
@@ -229,7 +279,7 @@ lines.push(
   `npm pack: ${kb(packed.size)} packed, ${kb(packed.unpackedSize)} unpacked, ${packed.entryCount} files`,
 );
 if (modulesShown > 0 && !args.markdown) {
-  for (const m of measured.filter((x) => x.row.library === "robustly")) {
+  for (const m of measured.filter((x) => x.row.goal !== undefined)) {
     lines.push("", `${m.row.title}: ${m.modules.length} modules; the largest, minified bytes:`);
     for (const mod of m.modules.slice(0, modulesShown))
       lines.push(`  ${String(mod.bytes).padStart(6)}  ${mod.path}`);
