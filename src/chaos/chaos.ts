@@ -50,8 +50,12 @@ export interface ChaosOptions<T> {
    * holds an AbortSignal as `signal` (as `retry`'s and `hedge`'s contexts do) uses that one instead.
    */
   signal?: AbortSignal;
-  /** Called on each injection. A listener that throws is ignored: chaos must not add faults of its own. */
-  onInject?: (event: ChaosEvent<T>) => void;
+  /**
+   * Called on each injection. A listener that throws is ignored: chaos must not add faults of its own.
+   * Written as a method so that a step injecting a narrower value (`ChaosStep<number>`) is still a
+   * `ChaosStep<unknown>`, what `retry`'s `chaos` takes: it only ever hears of its own injections.
+   */
+  onInject?(event: ChaosEvent<T>): void;
   /** Decides the injections. Default `systemRandom`; pass `seededRandom(seed)` to replay a run. */
   random?: Random;
   /** Times the injected waits. Default `systemClock`. */
