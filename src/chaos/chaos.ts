@@ -10,7 +10,7 @@ import { OptionError } from "../core/errors.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { clampDelay, finiteAtLeast, knownKeys, optionalFunction } from "../core/validate.js";
 import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
-import type { Next, Step } from "../pipeline/step.js";
+import { type Next, STEP_KIND, type Step } from "../pipeline/step.js";
 
 /** Throw `error` instead of calling the operation, in a share `rate` of the calls. */
 export interface FaultInjection {
@@ -259,8 +259,11 @@ export type ChaosStepOptions<T> = Omit<ChaosOptions<T>, "signal" | "clock">;
 export class ChaosStep<R = unknown> implements Step {
   readonly #injector: Injector<R>;
   readonly #random: Random | undefined;
+  /** What `retry`'s `chaos` option takes (set in the constructor: a class with a computed key is kept by bundlers). */
+  declare readonly [STEP_KIND]: "chaos";
 
   constructor(options: ChaosStepOptions<R>) {
+    this[STEP_KIND] = "chaos";
     if (options !== null && typeof options === "object") {
       knownKeys("steps.chaos", options, ["latency", "fault", "result", "enabled", "onInject", "random"]);
     }
