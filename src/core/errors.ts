@@ -100,9 +100,12 @@ export function describe(value: unknown): string {
   if (typeof value === "number") {
     return Object.is(value, -0) ? "-0" : String(value);
   }
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "function") return `function ${value.name || "(anonymous)"}`;
-  if (value === null || typeof value !== "object") return String(value);
+  // A string, a name or a number of a million characters is cut as a list is: by its start.
+  if (typeof value === "string") {
+    return cut(JSON.stringify(value.length > DESCRIBED ? value.slice(0, DESCRIBED) : value));
+  }
+  if (typeof value === "function") return cut(`function ${value.name || "(anonymous)"}`);
+  if (value === null || typeof value !== "object") return cut(String(value));
   // Written out piece by piece rather than by recursing through the whole value or by JSON.stringify:
   // a value that contains itself must not overflow the stack (nor be refused by JSON), and one a million
   // elements long or ten thousand deep must cost no more than the characters shown. Each level of
@@ -117,6 +120,11 @@ export function describe(value: unknown): string {
     return Object.prototype.toString.call(value);
   }
   return out.text();
+}
+
+/** `text`, cut with "..." when longer than DESCRIBED. */
+function cut(text: string): string {
+  return text.length > DESCRIBED ? `${text.slice(0, DESCRIBED - 3)}...` : text;
 }
 
 /** The text of a description, cut with "..." once longer than DESCRIBED. */

@@ -248,6 +248,15 @@ describe("a huge or deeply nested value in an option", () => {
     expect(error.message).toMatch(/; got \{"a":\{"a":\{"a":.*\.\.\.$/);
   });
 
+  it("a string of a million characters, a bigint of 5,000 digits or a long symbol given as maxRetries is cut, not written out", async () => {
+    for (const huge of ["x".repeat(1e6), 10n ** 5000n, Symbol("s".repeat(1e5))]) {
+      const error = await optionFailure(() => retry(op, { maxRetries: huge as never }));
+      expect(error.option).toBe("maxRetries");
+      expect(error.message.length).toBeLessThan(200);
+      expect(error.message).toMatch(/; got ("x{10}|10{10}|Symbol\(s{10}).*\.\.\.$/);
+    }
+  });
+
   it("an object of 100,000 keys in a list given as maxRetries is cut, not written out", async () => {
     const wide: Record<string, number> = {};
     for (let i = 0; i < 100_000; i++) wide[`k${i}`] = i;
