@@ -116,8 +116,12 @@ export function describe(value: unknown): string {
     if (Array.isArray(value)) writeList(out, value, []);
     else writeJson(out, toJson(value, ""), []);
   } catch {
-    // A getter or a toJSON that throws: the value's kind still says something.
-    return Object.prototype.toString.call(value);
+    // A getter or a toJSON that throws: the value's kind still says something (a revoked Proxy has none).
+    try {
+      return Object.prototype.toString.call(value);
+    } catch {
+      return "[object]";
+    }
   }
   return out.text();
 }

@@ -223,6 +223,18 @@ describe("a list that contains itself", () => {
   });
 });
 
+describe("a value that cannot be looked into", () => {
+  it("a revoked Proxy given as maxRetries fails with an OptionError naming maxRetries, not the Proxy's TypeError", async () => {
+    for (const target of [{}, []]) {
+      const { proxy, revoke } = Proxy.revocable(target, {});
+      revoke();
+      const error = await optionFailure(() => retry(async () => 1, { maxRetries: proxy as never }));
+      expect(error.option).toBe("maxRetries");
+      expect(error.message).toMatch(/^maxRetries must be an integer .*; got \S/);
+    }
+  });
+});
+
 describe("a huge or deeply nested value in an option", () => {
   const op = async () => 1;
 
