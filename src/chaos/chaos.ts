@@ -269,7 +269,9 @@ export class ChaosStep<R = unknown> implements Step {
     }
     checkOptions(options as ChaosOptions<R>);
     this.#injector = new Injector(options as ChaosOptions<R>);
-    this.#random = options.random;
+    // Its own random is held to [0, 1) as chaos()'s is: a draw of 2 would otherwise never inject.
+    this.#random =
+      options.random === undefined ? undefined : checkedRandom(options.random, "steps.chaos: random");
   }
 
   /** What it has injected so far. */
