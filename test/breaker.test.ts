@@ -25,6 +25,16 @@ const failWith = (error: unknown) => () => {
 };
 
 describe("circuitBreaker", () => {
+  it("refuses a clock that is not one at once with an OptionError, as retry and retryBudget do, not at its first call", () => {
+    for (const clock of [5, "zz", {}, { now: () => 0 }]) {
+      expect(() => circuitBreaker({ clock: clock as never })).toThrow(OptionError);
+      expect(() => circuitBreaker({ clock: clock as never })).toThrow(
+        "circuitBreaker: clock must be a Clock",
+      );
+    }
+    expect(circuitBreaker({ clock: new VirtualClock() }).state).toBe("closed");
+  });
+
   it("opens after consecutive failures, fails at once while open, probes half-open, closes on success", async () => {
     const clock = new VirtualClock();
     const breaker = circuitBreaker({

@@ -1,4 +1,4 @@
-import { type AttemptContext, backoff, jitter, OptionError, retry } from "robustly";
+import { type AttemptContext, backoff, jitter, OptionError, retry, steps } from "robustly";
 import { type Random, seededRandom } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { type ChaosEvent, type ChaosOptions, chaos } from "../src/chaos/index.js";
@@ -336,6 +336,21 @@ describe("chaos options", () => {
   ])("refuses %j at once", (options, message) => {
     expect(() => chaos(op, options as unknown as ChaosOptions<number>)).toThrow(OptionError);
     expect(() => chaos(op, options as unknown as ChaosOptions<number>)).toThrow(message);
+  });
+
+  it("steps.chaos refuses a draw of its own random outside [0, 1) as chaos() does, rather than never injecting", async () => {
+    const broken = () => 2;
+    const wrapped = chaos(op, { fault: { rate: 0.5, error: new Error("injected") }, random: broken });
+    await expect(wrapped()).rejects.toThrow(
+      "chaos: random must be a function returning numbers in [0, 1); got 2",
+    );
+    const step = steps.chaos({ fault: { rate: 0.5, error: new Error("injected") }, random: broken });
+    const clock = new VirtualClock();
+    const outcome = await drive(clock, retry(op, { chaos: step, clock, maxRetries: 0 }));
+    expect(outcome.ok).toBe(false);
+    expect(String((outcome as { error: unknown }).error)).toContain(
+      "random must be a function returning numbers in [0, 1); got 2",
+    );
   });
 
   it("refuses an operation that is not a function", () => {

@@ -1,5 +1,5 @@
 // hedge and chaos through retry's options (and wrap's).
-import { backoff, jitter, OptionError, retry, seededRandom, steps, wrap } from "robustly";
+import { backoff, jitter, OptionError, pipeline, retry, seededRandom, steps, wrap } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { drive } from "./support/drive.js";
@@ -106,5 +106,38 @@ describe("retry's hedge and chaos options take steps", () => {
     );
     expect(() => wrap(op, { hedge: null as never })).toThrow("hedge must be a step made by steps.hedge");
     expect(calls).toBe(0);
+  });
+
+  it("a step of another kind given as hedge or chaos fails at once with an OptionError, not run in its place", async () => {
+    let calls = 0;
+    const op = () => {
+      calls += 1;
+      return 1;
+    };
+    const fault = steps.chaos({ fault: { rate: 1, error: () => new Error("injected") } });
+    const hedging = steps.hedge({ delay: 100 });
+    const wrong: [string, object][] = [
+      ["hedge", fault],
+      ["hedge", steps.retry({ maxRetries: 5 })],
+      ["hedge", pipeline(steps.hedge({ delay: 100 }))],
+      ["hedge", { execute: (next: (c: unknown) => unknown, context: unknown) => next(context) }],
+      ["chaos", hedging],
+      ["chaos", steps.timeout(100)],
+    ];
+    for (const [option, step] of wrong) {
+      const call = retry(op, { [option]: step, maxRetries: 0 });
+      await expect(call).rejects.toThrow(OptionError);
+      await expect(call).rejects.toThrow(`${option} must be a step made by steps.${option}(`);
+      expect(() => wrap(op, { [option]: step })).toThrow(OptionError);
+    }
+    expect(calls).toBe(0);
+    // The right steps, frozen or not, are taken.
+    const frozen = steps.chaos({});
+    Object.freeze(frozen);
+    const clock = new VirtualClock();
+    await expect(drive(clock, retry(op, { hedge: hedging, chaos: frozen, clock }))).resolves.toEqual({
+      ok: true,
+      value: 1,
+    });
   });
 });

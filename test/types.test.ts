@@ -13,6 +13,7 @@ import {
   type RetryEvent,
   type RetryOptions,
   retry,
+  steps,
   wrap,
 } from "robustly";
 import {
@@ -96,6 +97,23 @@ describe("public types", () => {
     const customJitter: JitterFunction = (d: number) => d / 2;
     expectTypeOf<RetryOptions["backoff"]>().toEqualTypeOf<Backoff | BackoffFunction | undefined>();
     void [custom, customJitter];
+  });
+
+  it("retry and wrap take a chaos step that injects a value of the operation's type, and a hedge step", () => {
+    const injected = retry<number>(async () => 1, { chaos: steps.chaos({ result: { rate: 1, value: 42 } }) });
+    expectTypeOf(injected).toEqualTypeOf<Promise<number>>();
+    expectTypeOf(
+      retry(async () => 1, {
+        hedge: steps.hedge({ delay: 100 }),
+        chaos: steps.chaos({ result: { rate: 0.5, value: 7 } }),
+      }),
+    ).toEqualTypeOf<Promise<number>>();
+    const words = steps.chaos({ result: { rate: 1, value: "chaos" }, onInject: (e) => void e });
+    const options: RetryOptions<string> = { chaos: words, hedge: steps.hedge({ delay: 1 }) };
+    const wrapped = wrap(async (_context, id: string) => id, options);
+    expectTypeOf(wrapped).toEqualTypeOf<(id: string) => Promise<string>>();
+    // @ts-expect-error: a hedge option is a hedge step, not plain options
+    void (() => retry(async () => 1, { hedge: { delay: 100 } }));
   });
 
   it("VirtualClock is a Clock", () => {

@@ -707,6 +707,30 @@ describe("retry options", () => {
     }
   });
 
+  it("ResponsiveBackoff passed as the class, not made with new, fails at once, saying to make one", () => {
+    expectOptionError(
+      () => delays({ backoff: ResponsiveBackoff as never }, 1),
+      "backoff",
+      "make one with new ResponsiveBackoff(",
+    );
+    expectOptionError(
+      () => wrap(() => 1, { rules: [{ when: Error, backoff: ResponsiveBackoff as never }] }),
+      "rules[0].backoff",
+      "make one with new ResponsiveBackoff(",
+    );
+    let calls = 0;
+    expect(() =>
+      wrap(
+        () => {
+          calls += 1;
+          return 1;
+        },
+        { backoff: ResponsiveBackoff as never },
+      ),
+    ).toThrow(OptionError);
+    expect(calls).toBe(0);
+  });
+
   it("a custom strategy that returns no number ends the call with a TypeError instead of hanging", async () => {
     const clock = new VirtualClock();
     const call = retry(

@@ -44,6 +44,11 @@ export function toBackoff(value: BackoffLike, option = "backoff"): Backoff {
     throw new OptionError(option, value, `a backoff: call the factory, e.g. backoff.${value.name}(…)`);
   }
   if (typeof value === "function") {
+    // A class (`ResponsiveBackoff` itself) passes for a function too, and would fail only at the first
+    // retry, unable to be called without new. Its prototype is read-only; a function's is writable or absent.
+    if (Object.getOwnPropertyDescriptor(value, "prototype")?.writable === false) {
+      throw new OptionError(option, value, `a backoff, not a class: make one with new ${value.name}(…)`);
+    }
     const fn = value as BackoffFunction;
     return { name: fn.name || "custom", base: 0, max: Number.POSITIVE_INFINITY, delay: fn };
   }

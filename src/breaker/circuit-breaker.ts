@@ -98,6 +98,10 @@ export class CircuitBreaker extends SharedPolicy {
         ? undefined
         : compileRetryMatcher("circuitBreaker: handles", options.handles);
     const clock = options.clock ?? systemClock;
+    // Checked here as retry's and retryBudget's is, not at the first call that reads it.
+    if (typeof clock?.now !== "function" || typeof clock.setTimer !== "function") {
+      throw new OptionError("circuitBreaker: clock", clock, "a Clock");
+    }
     this.#window = new SlidingCounts((field<number>("window") ?? 10_000) / BUCKETS);
     this.#random =
       options.random === undefined

@@ -10,7 +10,7 @@ import { OptionError } from "../core/errors.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { clampDelay, finiteAtLeast, knownKeys, optionalFunction } from "../core/validate.js";
 import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
-import type { Next, Step } from "../pipeline/step.js";
+import { type Next, STEP_KIND, type Step } from "../pipeline/step.js";
 
 /** Throw `error` instead of calling the operation, in a share `rate` of the calls. */
 export interface FaultInjection {
@@ -50,8 +50,12 @@ export interface ChaosOptions<T> {
    * holds an AbortSignal as `signal` (as `retry`'s and `hedge`'s contexts do) uses that one instead.
    */
   signal?: AbortSignal;
-  /** Called on each injection. A listener that throws is ignored: chaos must not add faults of its own. */
-  onInject?: (event: ChaosEvent<T>) => void;
+  /**
+   * Called on each injection. A listener that throws is ignored: chaos must not add faults of its own.
+   * Written as a method so that a step injecting a narrower value (`ChaosStep<number>`) is still a
+   * `ChaosStep<unknown>`, what `retry`'s `chaos` takes: it only ever hears of its own injections.
+   */
+  onInject?(event: ChaosEvent<T>): void;
   /** Decides the injections. Default `systemRandom`; pass `seededRandom(seed)` to replay a run. */
   random?: Random;
   /** Times the injected waits. Default `systemClock`. */
@@ -255,14 +259,19 @@ export type ChaosStepOptions<T> = Omit<ChaosOptions<T>, "signal" | "clock">;
 export class ChaosStep<R = unknown> implements Step {
   readonly #injector: Injector<R>;
   readonly #random: Random | undefined;
+  /** What `retry`'s `chaos` option takes (set in the constructor: a class with a computed key is kept by bundlers). */
+  declare readonly [STEP_KIND]: "chaos";
 
   constructor(options: ChaosStepOptions<R>) {
+    this[STEP_KIND] = "chaos";
     if (options !== null && typeof options === "object") {
       knownKeys("steps.chaos", options, ["latency", "fault", "result", "enabled", "onInject", "random"]);
     }
     checkOptions(options as ChaosOptions<R>);
     this.#injector = new Injector(options as ChaosOptions<R>);
-    this.#random = options.random;
+    // Its own random is held to [0, 1) as chaos()'s is: a draw of 2 would otherwise never inject.
+    this.#random =
+      options.random === undefined ? undefined : checkedRandom(options.random, "steps.chaos: random");
   }
 
   /** What it has injected so far. */

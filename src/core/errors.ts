@@ -100,9 +100,12 @@ export function describe(value: unknown): string {
   if (typeof value === "number") {
     return Object.is(value, -0) ? "-0" : String(value);
   }
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "function") return `function ${value.name || "(anonymous)"}`;
-  if (value === null || typeof value !== "object") return String(value);
+  // A string, a name or a number of a million characters is cut as a list is: by its start.
+  if (typeof value === "string") {
+    return cut(JSON.stringify(value.length > DESCRIBED ? value.slice(0, DESCRIBED) : value));
+  }
+  if (typeof value === "function") return cut(`function ${value.name || "(anonymous)"}`);
+  if (value === null || typeof value !== "object") return cut(String(value));
   // Written out piece by piece rather than by recursing through the whole value or by JSON.stringify:
   // a value that contains itself must not overflow the stack (nor be refused by JSON), and one a million
   // elements long or ten thousand deep must cost no more than the characters shown. Each level of
@@ -113,10 +116,19 @@ export function describe(value: unknown): string {
     if (Array.isArray(value)) writeList(out, value, []);
     else writeJson(out, toJson(value, ""), []);
   } catch {
-    // A getter or a toJSON that throws: the value's kind still says something.
-    return Object.prototype.toString.call(value);
+    // A getter or a toJSON that throws: the value's kind still says something (a revoked Proxy has none).
+    try {
+      return Object.prototype.toString.call(value);
+    } catch {
+      return "[object]";
+    }
   }
   return out.text();
+}
+
+/** `text`, cut with "..." when longer than DESCRIBED. */
+function cut(text: string): string {
+  return text.length > DESCRIBED ? `${text.slice(0, DESCRIBED - 3)}...` : text;
 }
 
 /** The text of a description, cut with "..." once longer than DESCRIBED. */

@@ -17,7 +17,7 @@ import { type Random, systemRandom } from "../core/random.js";
 import { keysOf, read } from "../core/schema.js";
 import { boolean, finiteAtLeast, integerAtLeast, knownKeys, optionalFunction } from "../core/validate.js";
 import { type ExecutionContext, RootScope, toRootScope } from "../pipeline/context.js";
-import type { Next, Step } from "../pipeline/step.js";
+import { type Next, STEP_KIND, type Step } from "../pipeline/step.js";
 import { HedgedCall, type HedgeEvents } from "./call.js";
 import { HEDGE_CHECKS } from "./checks.js";
 import { HedgeLostError } from "./errors.js";
@@ -140,8 +140,11 @@ export function resolveHedge(options: HedgeOptions, where = "hedge"): ResolvedHe
 export class HedgeStep implements Step {
   readonly #options: ResolvedHedge;
   readonly #events: Events<HedgeEvents>;
+  /** What `retry`'s `hedge` option takes (set in the constructor: a class with a computed key is kept by bundlers). */
+  declare readonly [STEP_KIND]: "hedge";
 
   constructor(options: ResolvedHedge) {
+    this[STEP_KIND] = "hedge";
     this.#options = options;
     this.#events = new Events<HedgeEvents>(options.onCallbackError);
     if (options.onHedge !== undefined) this.#events.on("hedge", options.onHedge);

@@ -37,6 +37,13 @@ export interface Step {
  */
 export const FINAL_AT_EDGE: unique symbol = Symbol("robustly.finalAtEdge");
 
+/**
+ * The kind of a step robustly makes for an option that takes one kind of step (`retry`'s `hedge` and
+ * `chaos`), so that a step of another kind is refused there rather than run in its place. Registered
+ * (`Symbol.for`), so that a step made by another copy of robustly is still told by its kind.
+ */
+export const STEP_KIND: unique symbol = Symbol.for("robustly.stepKind");
+
 /** Whether `value` looks like a step. */
 export function isStep(value: unknown): value is Step {
   return (

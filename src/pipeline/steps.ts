@@ -8,7 +8,7 @@
  * - `timeout`: a time limit on what is inside: `steps.timeout(2000)` or `{ ms, onTimeout }`.
  * - `breaker`: each run of what is inside passes a circuit breaker (`circuitBreaker()`), which hears of
  *   its outcome.
- * - `hedge`: each run of what is inside is hedged (`hedge()`'s options, without signal or clock).
+ * - `hedge`: each run of what is inside is hedged (`hedge()`'s options, without signal, clock or random).
  * - `bulkhead`: at most `limit` runs of what is inside at once, `queue` more waiting; the rest refused.
  * - `fallback`: a value (or a function's) instead of an error that `when` matches.
  * - `chaos`: injected latency, faults and results (`chaos()`'s options, without signal or clock).

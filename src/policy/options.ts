@@ -20,7 +20,7 @@ import { toJitter } from "../jitter/common.js";
 import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
-import type { Step } from "../pipeline/step.js";
+import { STEP_KIND, type Step } from "../pipeline/step.js";
 import { RETRY_CHECKS, RETRY_STEP_CHECKS, RULE_CHECKS } from "./checks.js";
 import type { AttemptEvent, GiveUpEvent } from "./events.js";
 import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "./matcher.js";
@@ -427,13 +427,19 @@ export function withFunctions<T>(
 }
 
 /**
- * A step the short form puts inside its retry step (`hedge`, `chaos`): an object with `execute`, made by the
- * feature's own function. Plain options (what these options took before) are refused with the way to
- * make the step, since the short form no longer carries the features' code.
+ * A step the short form puts inside its retry step (`hedge`, `chaos`): a step of that kind, made by the
+ * feature's own function. Plain options (what these options took before) and steps of another kind (a
+ * chaos step as `hedge`, a retry step, a pipeline) are refused with the way to make the step, since the
+ * short form no longer carries the features' code.
  */
-function stepOption(option: string, value: unknown, made: string): Step | undefined {
+function stepOption(option: "hedge" | "chaos", value: unknown, made: string): Step | undefined {
   if (value === undefined) return undefined;
-  if (value === null || typeof value !== "object" || typeof (value as Step).execute !== "function") {
+  if (
+    value === null ||
+    typeof value !== "object" ||
+    (value as { [STEP_KIND]?: unknown })[STEP_KIND] !== option ||
+    typeof (value as Step).execute !== "function"
+  ) {
     throw new OptionError(option, value, `a step made by ${made}`);
   }
   return value as Step;

@@ -223,6 +223,18 @@ describe("a list that contains itself", () => {
   });
 });
 
+describe("a value that cannot be looked into", () => {
+  it("a revoked Proxy given as maxRetries fails with an OptionError naming maxRetries, not the Proxy's TypeError", async () => {
+    for (const target of [{}, []]) {
+      const { proxy, revoke } = Proxy.revocable(target, {});
+      revoke();
+      const error = await optionFailure(() => retry(async () => 1, { maxRetries: proxy as never }));
+      expect(error.option).toBe("maxRetries");
+      expect(error.message).toMatch(/^maxRetries must be an integer .*; got \S/);
+    }
+  });
+});
+
 describe("a huge or deeply nested value in an option", () => {
   const op = async () => 1;
 
@@ -246,6 +258,15 @@ describe("a huge or deeply nested value in an option", () => {
     const error = await optionFailure(() => retry(op, { maxRetries: deep as never }));
     expect(error.message.length).toBeLessThan(200);
     expect(error.message).toMatch(/; got \{"a":\{"a":\{"a":.*\.\.\.$/);
+  });
+
+  it("a string of a million characters, a bigint of 5,000 digits or a long symbol given as maxRetries is cut, not written out", async () => {
+    for (const huge of ["x".repeat(1e6), 10n ** 5000n, Symbol("s".repeat(1e5))]) {
+      const error = await optionFailure(() => retry(op, { maxRetries: huge as never }));
+      expect(error.option).toBe("maxRetries");
+      expect(error.message.length).toBeLessThan(200);
+      expect(error.message).toMatch(/; got ("x{10}|10{10}|Symbol\(s{10}).*\.\.\.$/);
+    }
   });
 
   it("an object of 100,000 keys in a list given as maxRetries is cut, not written out", async () => {
