@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { backoff, jitter, OptionError, type RetryOptions, retry } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
-import { HELD_EVERY, resolveOnce } from "../src/retry/retry.js";
+import { HELD_EVERY, resolveOnce, UNFOUND_EVERY } from "../src/retry/retry.js";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
@@ -168,6 +168,51 @@ describe("options holding functions and objects", () => {
     for (let i = 0; i < HELD_EVERY; i++) resolveOnce(built);
     expect(resolveOnce(built)).toBe(resolveOnce(built));
     expect(first.options.retry.onRetry).toBe(log);
+  });
+
+  it("are found again when written inline around the same functions, even beside an entry of their shape no call found", () => {
+    // A shape of this test's own, kept first from a call site that makes a new function at each call.
+    const shape = (onRetry: () => void) => ({ onRetry, maxRetries: 7 });
+    for (let i = 0; i < HELD_EVERY + 1; i++) resolveOnce(shape(() => {}));
+    const log = () => {};
+    for (let i = 0; i < HELD_EVERY * UNFOUND_EVERY; i++) resolveOnce(shape(log));
+    expect(resolveOnce(shape(log))).toBe(resolveOnce(shape(log)));
+    expect(resolveOnce(shape(log)).options.retry.onRetry).toBe(log);
+  });
+
+  it("a callback written inline in options of a kept shape is heard when the first attempt fails, or the caller aborts it", async () => {
+    const heard: string[] = [];
+    const options = (i: number, signal: AbortSignal) =>
+      ({
+        maxRetries: 1,
+        backoff: backoff.none(),
+        signal,
+        onRetry: () => heard.push(`retry ${i}`),
+        onGiveUp: (e: { reason: string }) => heard.push(`give up ${i} ${e.reason}`),
+      }) as RetryOptions<number>;
+    const never = new AbortController().signal;
+    for (let i = 0; i < HELD_EVERY + 1; i++) await retry(() => 1, options(-1, never));
+    // Such a call's retry step is made only when it needs one (one of two in a row may be due to be kept,
+    // and is resolved in full).
+    const twice = [resolveOnce(options(0, never)), resolveOnce(options(0, never))];
+    expect(twice.some((r) => r.first?.bound !== undefined)).toBe(true);
+    for (let i = 1; i <= 2 * HELD_EVERY; i++) {
+      let attempts = 0;
+      const op = () => {
+        attempts += 1;
+        if (attempts === 1) throw new Error("once");
+        return attempts;
+      };
+      await expect(retry(op, options(i, never))).resolves.toBe(2);
+      expect(heard.splice(0)).toEqual([`retry ${i}`]);
+      await expect(retry(() => Promise.reject(new Error("no")), options(i, never))).rejects.toThrow("no");
+      expect(heard.splice(0)).toEqual([`retry ${i}`, `give up ${i} retries`]);
+      const controller = new AbortController();
+      const call = retry(() => new Promise<number>(() => {}), options(i, controller.signal));
+      controller.abort(new Error("stop"));
+      await expect(call).rejects.toThrow("stop");
+      expect(heard.splice(0)).toEqual([`give up ${i} aborted`]);
+    }
   });
 
   it("keep nothing of the caller's alive: a callback written inline is collected once its call is over", async () => {

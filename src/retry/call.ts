@@ -56,6 +56,11 @@ export interface RetryCallStep<T> {
     idle: number,
     isValue: boolean,
   ): void;
+  /**
+   * A step like this one made around `resolved`: this step's options with another call's callbacks and
+   * predicates (see `withFunctions`), for a call whose first attempt ran on this one's.
+   */
+  rebound(resolved: ResolvedRetry<T>): RetryCallStep<T>;
 }
 
 /**

@@ -30,6 +30,7 @@ import type { Random } from "../core/random.js";
 import { type AbortKind, AS_SCOPE, type ExecutionContext, RootScope, Scope } from "../pipeline/context.js";
 import { atEdge, guardAtEdge, settleAtEdge } from "../pipeline/pipeline.js";
 import type { Next } from "../pipeline/step.js";
+import type { ResolvedRetry } from "../policy/options.js";
 import type { TimeoutStep } from "../timeout/step.js";
 import { RetryCall, type RetryCallStep } from "./call.js";
 
@@ -49,14 +50,53 @@ export class FirstPlan<T> {
    * depends on the start (see `sharedStart`).
    */
   readonly sharedStart: boolean;
+  /**
+   * Whether the timeout step, if any, lets a first attempt run here: one on a clock with a deadline queue,
+   * for a limit above 0, neither cooperative nor aborting on return.
+   */
+  readonly direct: boolean;
+  /**
+   * A call's own callbacks and predicates, checked, when they are not the step's (a callback written
+   * inline; see `bind`): what the call goes on with after its first attempt (see `retryStep`).
+   */
+  readonly bound: ResolvedRetry<T> | undefined;
 
-  constructor(step: RetryCallStep<T>, limit: TimeoutStep | undefined, clock: Clock, random: Random) {
+  constructor(
+    step: RetryCallStep<T>,
+    limit: TimeoutStep | undefined,
+    clock: Clock,
+    random: Random,
+    bound?: ResolvedRetry<T>,
+  ) {
     this.step = step;
     this.limit = limit;
     this.clock = clock;
     this.random = random;
     this.queue = limit === undefined ? undefined : deadlinesOf(clock);
     this.sharedStart = (clock === systemClock || clock === unrefClock) && !step.timeBound;
+    this.direct =
+      limit === undefined ||
+      (this.queue !== undefined && limit.ms > 0 && !limit.cooperative && !limit.abortOnReturn);
+    this.bound = bound;
+  }
+
+  /**
+   * This plan for one call whose options differ from the step's only in their callbacks and predicates,
+   * resolved as `bound`, when its first attempt runs here with them as without them (`direct`, and plain
+   * with either): the step around them is made only if the call needs one (see `retryStep`).
+   */
+  bind(bound: ResolvedRetry<T>): FirstPlan<T> {
+    return new FirstPlan(this.step, this.limit, this.clock, this.random, bound);
+  }
+
+  /**
+   * The retry step a call goes on with once its first attempt failed, or that hears of the caller's abort:
+   * `step`, or one made now around `bound`. A first attempt made here uses none of the step's callbacks,
+   * so a call that succeeds at once (almost every call) makes no step of its own.
+   */
+  retryStep(): RetryCallStep<T> {
+    const bound = this.bound;
+    return bound === undefined ? this.step : this.step.rebound(bound);
   }
 
   /** Runs a call's first attempt here, on the caller's `signal` if any; undefined when it cannot (see `runFirst`). */
@@ -173,7 +213,7 @@ class FirstAttempt<T> implements ExecutionContext {
   resume(error: unknown, site: CallSite | undefined): PromiseLike<T> {
     const plan = this.plan;
     const call = new RetryCall(
-      plan.step,
+      plan.retryStep(),
       plan.loop(this.operation),
       new Scope(plan.clock, plan.random),
       this.began(),
@@ -377,7 +417,7 @@ class CallerFirstAttempt<T> extends WatchedFirstAttempt<T> implements AbortWatch
   /** Tells `onGiveUp` (and `giveUp` listeners) that the caller's abort ended the call in its first attempt. */
   giveUpAborted(reason: unknown): void {
     const clock = this.plan.clock;
-    this.plan.step.gaveUp(reason, "aborted", 1, clock.now() - this.began(), 0, false);
+    this.plan.retryStep().gaveUp(reason, "aborted", 1, clock.now() - this.began(), 0, false);
   }
 
   /**
@@ -398,14 +438,14 @@ class CallerFirstAttempt<T> extends WatchedFirstAttempt<T> implements AbortWatch
       }
       // Without one, the loop hears of the failure as it comes: it goes on from it, then hears of the abort.
       const scope = new Scope(plan.clock, plan.random, undefined, undefined, true);
-      const call = new RetryCall(plan.step, plan.loop(this.operation), scope, this.began());
+      const call = new RetryCall(plan.retryStep(), plan.loop(this.operation), scope, this.began());
       call.resume(this.bailedWith() ?? error, site);
       const out = guardAtEdge(scope, call.out, true);
       scope.abort(caller.reason, "caller");
       return out;
     }
     const scope = new RootScope(plan.clock, plan.random, caller);
-    const call = new RetryCall(plan.step, plan.loop(this.operation), scope, this.began());
+    const call = new RetryCall(plan.retryStep(), plan.loop(this.operation), scope, this.began());
     call.resume(this.bailedWith() ?? error, site);
     return guardAtEdge(scope, call.out, true);
   }
@@ -420,14 +460,9 @@ export function runFirst<T>(
   operation: Next<T>,
   signal?: AbortSignal,
 ): Promise<T> | undefined {
-  if (!plan.step.plainFirstAttempt()) return undefined;
+  if (!plan.direct || !plan.step.plainFirstAttempt()) return undefined;
   const limit = plan.limit;
-  if (limit === undefined) {
-    if (signal === undefined) return untimed(plan, operation);
-  } else {
-    const ms = limit.ms;
-    if (plan.queue === undefined || !(ms > 0) || limit.cooperative || limit.abortOnReturn) return undefined;
-  }
+  if (limit === undefined && signal === undefined) return untimed(plan, operation);
   if (signal?.aborted) return Promise.reject(signal.reason);
   return watched(plan, operation, limit, signal);
 }

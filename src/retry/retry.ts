@@ -18,7 +18,7 @@ import {
 } from "../policy/options.js";
 import { TimeoutStep } from "../timeout/step.js";
 import { FirstPlan, runFirst } from "./first.js";
-import { RetryStep } from "./step.js";
+import { plainFirst, RetryStep } from "./step.js";
 
 /** The short form's options, checked, with the pipeline they build. */
 interface Resolution<T> {
@@ -34,7 +34,10 @@ interface Resolution<T> {
   readonly run: Step;
   /**
    * When the pipeline holds only a retry step and maybe a timeout: those two, for a call that may make its
-   * first attempt without the pipeline (see `runFirst`).
+   * first attempt without the pipeline (see `runFirst`). Bound to the call's own callbacks and predicates
+   * when only those differ from kept options (see `FirstPlan.bind`): `options.retry` and `run` are then
+   * the kept resolution's, and unused (the first attempt runs on the plan, and the call goes on with the
+   * step it makes).
    */
   readonly first: FirstPlan<T> | undefined;
 }
@@ -77,19 +80,25 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
 }
 
 /**
- * The resolution of `options` made from `like`'s, for options that hold what `like` was resolved from but
+ * The resolution of `options` made from `resolution`, for options that hold what it was resolved from but
  * for their callbacks and predicates (`FUNCTION_KEYS`; a callback written inline is a new function at each
- * call): only those are checked, and a new retry step made around them. Undefined unless the steps are a
- * retry step and at most a timeout, and the options differ from `like`'s in nothing else.
+ * call; see `FUNCTIONS`): only those are checked, and a new retry step made around them, or, when the first
+ * attempt runs without it, only when the call needs it (see `FirstPlan.bind`). Undefined unless the
+ * steps are a retry step and at most a timeout.
  */
-function rebind<T>(like: Cached, options: RetryOptions<T>): Resolution<T> | undefined {
-  const resolution = resolutionOf(like) as Resolution<T> | undefined;
+function rebind<T>(resolution: Resolution<T>, options: RetryOptions<T>): Resolution<T> | undefined {
   // A retry step alone, or with a timeout (what a first attempt is planned for): no other step to rebuild.
-  const plan = resolution?.first;
-  if (resolution === undefined || plan === undefined || !sameButFunctions(options, like)) return undefined;
+  const plan = resolution.first;
+  if (plan === undefined) return undefined;
   const resolved = resolution.options;
   const retry = withFunctions(resolved.retry, options);
   if (retry === undefined) return undefined;
+  // A first attempt made on the kept plan, as it would be made on one of these functions: none is called.
+  if (plan.direct && plan.step.plainFirstAttempt() && plainFirst(retry)) {
+    // Built field by field (a spread is slower here).
+    const { options, pipeline, alone, run } = resolution;
+    return { options, pipeline, alone, run, first: plan.bind(retry) };
+  }
   const retryStep = new RetryStep<T>(retry);
   // The timeout step is the same: it is made from `timeout` alone, the same number.
   const limit = plan.limit;
@@ -125,20 +134,6 @@ function rebind<T>(like: Cached, options: RetryOptions<T>): Resolution<T> | unde
   };
 }
 
-/** Whether `options`, of the shape of `seen` (see `sameShape`), hold its values but for its functions (`FUNCTION_KEYS`). */
-function sameButFunctions(options: object, seen: Cached): boolean {
-  const record = options as Record<string, unknown>;
-  const held = seen.held as readonly boolean[];
-  const keys = seen.keys;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    if (!held[i] || FUNCTION_KEYS.has(key)) continue;
-    const kept = (seen.values[i] as WeakRef<object>).deref();
-    if (kept === undefined || record[key] !== kept) return false;
-  }
-  return true;
-}
-
 // Calls without options share one resolution of the defaults.
 const defaults: Resolution<unknown> = build(resolveOptions(undefined));
 
@@ -164,48 +159,53 @@ interface Cached {
   found: boolean;
 }
 
-/** Whether `options` holds exactly the keys and values `seen` was resolved from (a `signal` aside). */
-function sameOptions(options: object, seen: Cached): boolean {
+/** `compare`'s answers, from the least alike. Options of other keys, or other primitive values. */
+const OTHER = 0;
+/**
+ * Options that hold the keys of an entry, in its order, with its values but for its objects and
+ * functions, which are objects or functions in the options too.
+ */
+const SHAPE = 1;
+/**
+ * Options of the shape of an entry that differ from it only in some of its callbacks, predicates, backoffs
+ * and jitters (`FUNCTION_KEYS`; a callback written inline, say): what `rebind` needs.
+ */
+const FUNCTIONS = 2;
+/** Options that hold exactly the keys and values an entry was resolved from (a `signal` aside). */
+const SAME = 3;
+
+/**
+ * How alike `options` are to the keys and values `seen` was resolved from (`OTHER` … `SAME`). One walk
+ * over the options tells whether they are the same and, if not, whether `rebind` may resolve them from the
+ * entry: a call whose options are not found looks for such an entry among the same entries.
+ */
+function compare(options: object, seen: Cached): number {
   const record = options as Record<string, unknown>;
   const keys = seen.keys;
   const held = seen.held;
+  let same = true;
+  let functions = true;
   let i = 0;
   for (const key in record) {
-    if (key !== keys[i]) return false;
+    if (key !== keys[i]) return OTHER;
     if (key !== "signal") {
       const value = record[key];
       if (held === undefined || !held[i]) {
-        if (value !== seen.values[i]) return false;
-      } else {
+        if (value !== seen.values[i]) return OTHER;
+      } else if (value === null || (typeof value !== "object" && typeof value !== "function")) return OTHER;
+      else {
         // A value collected since cannot be the one given now (which is alive).
         const kept = (seen.values[i] as WeakRef<object>).deref();
-        if (kept === undefined || value !== kept) return false;
+        if (kept === undefined || value !== kept) {
+          same = false;
+          if (!FUNCTION_KEYS.has(key)) functions = false;
+        }
       }
     }
     i += 1;
   }
-  return i === keys.length;
-}
-
-/**
- * Whether `options` hold the keys of `seen`, in its order, with its values but for its objects and
- * functions, which are objects or functions in `options` too (a callback written inline, say).
- */
-function sameShape(options: object, seen: Cached): boolean {
-  const record = options as Record<string, unknown>;
-  const keys = seen.keys;
-  const held = seen.held;
-  let i = 0;
-  for (const key in record) {
-    if (key !== keys[i]) return false;
-    if (key !== "signal") {
-      const value = record[key];
-      const object = value !== null && (typeof value === "object" || typeof value === "function");
-      if (object !== (held?.[i] === true) || (!object && value !== seen.values[i])) return false;
-    }
-    i += 1;
-  }
-  return i === keys.length;
+  if (i !== keys.length) return OTHER;
+  return same ? SAME : functions ? FUNCTIONS : SHAPE;
 }
 
 /**
@@ -230,6 +230,15 @@ const byIdentity = new WeakMap<object, { readonly seen: Cached; readonly resolut
  */
 export const HELD_EVERY = 64;
 let heldMisses = HELD_EVERY - 1;
+/**
+ * Of the options due to be kept (see `HELD_EVERY`) that have the shape of an entry no call found, one in
+ * `UNFOUND_EVERY` is: such an entry stands for a call site that makes a new function at each call, where
+ * keeping another costs its 10 µs again (one in 64 calls) for an entry that is not found either. Options
+ * written inline around the same functions, or built once, are still found, after at most
+ * `HELD_EVERY * UNFOUND_EVERY` calls.
+ */
+export const UNFOUND_EVERY = 16;
+let unfoundDue = 0;
 
 /** Whether `WeakRef` is there (every runtime robustly supports has it; without it such options are not kept). */
 const canHold = typeof WeakRef === "function";
@@ -291,9 +300,21 @@ export function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution
   if (options === null || (options as { constructor?: unknown }).constructor !== Object) {
     return build(resolveOptions(options));
   }
+  // Options that differ from kept ones only in their functions (a callback written inline): the first entry
+  // of their shape, for `rebind`.
+  let like: Cached | undefined;
+  let likeResolution: Resolution<unknown> | undefined;
   for (let i = 0; i < cache.length; i++) {
     const seen = cache[i] as Cached;
-    if (!sameOptions(options, seen)) continue;
+    const match = compare(options, seen);
+    if (match !== SAME) {
+      if (match === FUNCTIONS && like === undefined) {
+        // Not one whose resolution was collected (a collection empties entries holding functions).
+        likeResolution = resolutionOf(seen);
+        if (likeResolution !== undefined) like = seen;
+      }
+      continue;
+    }
     const resolution = resolutionOf(seen);
     if (resolution === undefined) break;
     seen.found = true;
@@ -306,21 +327,21 @@ export function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution
   if (!plain(options)) return build(resolveOptions(options));
   // Options built once and changed since are resolved again.
   const known = byIdentity.get(options);
-  if (known !== undefined && sameOptions(options, known.seen)) return known.resolution as Resolution<T>;
-  const due = keepable(options) && isDue(options);
-  // Options to keep are resolved from their snapshot, the values their entry holds.
-  const given = due ? snapshot(options) : options;
-  // Options that differ from kept ones only in their functions (a callback written inline): those are checked,
-  // the rest is as it was resolved.
-  let like: Cached | undefined;
-  for (let i = 0; i < cache.length; i++) {
-    const seen = cache[i] as Cached;
-    if (seen.held !== undefined && sameShape(given, seen)) {
-      like = seen;
-      break;
-    }
+  if (known !== undefined && compare(options, known.seen) === SAME) return known.resolution as Resolution<T>;
+  let due = keepable(options) && isDue(options);
+  // Options of the shape of an entry no call found (a call site that makes a new function at each call)
+  // would most likely go unfound too: of those due, one in `UNFOUND_EVERY` is kept.
+  if (due && like !== undefined && !like.found) {
+    unfoundDue += 1;
+    if (unfoundDue < UNFOUND_EVERY) due = false;
+    else unfoundDue = 0;
   }
-  const resolution = (like === undefined ? undefined : rebind(like, given)) ?? build(resolveOptions(given));
+  // Options to keep are resolved in full from their snapshot, the values their entry holds; others of the
+  // shape of an entry, from its resolution (only their functions are checked).
+  const given = due ? snapshot(options) : options;
+  const resolution =
+    (due || likeResolution === undefined ? undefined : rebind(likeResolution as Resolution<T>, given)) ??
+    build(resolveOptions(given));
   if (!due || !keepable(given)) return resolution;
   // Kept without the signal it was resolved with, which the cache must not hold on to.
   const kept = (
@@ -331,7 +352,7 @@ export function resolveOnce<T>(options: RetryOptions<T> | undefined): Resolution
   const entry = entryOf(options, given, kept);
   // In the place of an entry of the same shape that no call found (a call site that writes a callback
   // inline makes a new function at each call: one entry for it, not all), else of the least recently used.
-  let at = entry.held === undefined ? -1 : cache.findIndex((o) => !o.found && sameShape(given, o));
+  let at = entry.held === undefined ? -1 : cache.findIndex((o) => !o.found && compare(given, o) !== OTHER);
   if (at < 0) {
     if (cache.length < CACHE_SIZE) cache.push(entry);
     at = cache.length - 1;

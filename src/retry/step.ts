@@ -84,12 +84,11 @@ export class RetryStep<T = unknown> implements Step, RetryCallStep<T> {
     this.#events = new Events<RetryEvents<T>>(resolved.onCallbackError);
     this.#hearsSuccess = resolved.onSuccess !== undefined || resolved.successHooks.length > 0;
     this.timeBound = resolved.policies.some((policy) => policy.maxElapsed !== Number.POSITIVE_INFINITY);
-    this.#plain =
-      !this.#hearsSuccess &&
-      resolved.budget === undefined &&
-      !resolved.delayFirstAttempt &&
-      resolved.onAttempt === undefined &&
-      resolved.retryOnResult === undefined;
+    this.#plain = plainFirst(resolved);
+  }
+
+  rebound(resolved: ResolvedRetry<T>): RetryStep<T> {
+    return new RetryStep(resolved);
   }
 
   /**
@@ -275,6 +274,21 @@ export class RetryStep<T = unknown> implements Step, RetryCallStep<T> {
     if (onGiveUp !== undefined) safeCall(this.resolved.onCallbackError, "onGiveUp", () => onGiveUp(event));
     this.#events.emit("giveUp", event);
   }
+}
+
+/**
+ * Whether options resolved as `resolved` make a first attempt that needs nothing but a context and its
+ * outcome (see `RetryStep.plainFirstAttempt`), listeners aside.
+ */
+export function plainFirst<T>(resolved: ResolvedRetry<T>): boolean {
+  return (
+    resolved.onSuccess === undefined &&
+    resolved.successHooks.length === 0 &&
+    resolved.budget === undefined &&
+    !resolved.delayFirstAttempt &&
+    resolved.onAttempt === undefined &&
+    resolved.retryOnResult === undefined
+  );
 }
 
 /**
