@@ -18,7 +18,7 @@
  * the goal is met.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -40,6 +40,19 @@ if (!Number.isInteger(modulesShown) || modulesShown < 0) {
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = resolve(root, "dist/index.js");
 if (!existsSync(dist)) throw new Error("dist/index.js is missing: run `npm run build` first");
+
+/** Each entry of the package as an app imports it ("robustly/steps"), and the built file it is. */
+const ENTRIES: Record<string, string> = Object.fromEntries(
+  Object.entries(
+    (
+      JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as {
+        exports: Record<string, { import?: string }>;
+      }
+    ).exports,
+  )
+    .filter(([, conditions]) => typeof conditions.import === "string")
+    .map(([entry, conditions]) => [`robustly${entry.slice(1)}`, resolve(root, conditions.import as string)]),
+);
 
 interface Row {
   readonly id: string;
@@ -202,13 +215,7 @@ async function measureRow(row: Row): Promise<Measured> {
     write: false,
     metafile: true,
     logLevel: "silent",
-    alias: {
-      "robustly/steps": resolve(root, "dist/pipeline/steps.js"),
-      "robustly/backoff": resolve(root, "dist/backoff/strategies.js"),
-      "robustly/jitter": resolve(root, "dist/jitter/strategies.js"),
-      "robustly/fetch": resolve(root, "dist/http/index.js"),
-      robustly: dist,
-    },
+    alias: ENTRIES,
   });
   const output = result.outputFiles[0];
   if (output === undefined) throw new Error(`no output for ${row.id}`);

@@ -2,11 +2,23 @@
 // bundle, and not the code of features it did not import, nor the descriptions written for the docs and
 // `--help`. Each app is bundled from the sources as an app's bundler would (esbuild, browser, minified),
 // and the modules that reach its output are named.
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 
 const src = (path: string) => fileURLToPath(new URL(`../src/${path}`, import.meta.url));
+
+/** Each entry of the package as an app imports it ("robustly/steps"), and its source (tsconfig.json's paths). */
+const ENTRIES: Record<string, string> = Object.fromEntries(
+  Object.entries(
+    (
+      JSON.parse(readFileSync(new URL("../tsconfig.json", import.meta.url), "utf8")) as {
+        compilerOptions: { paths: Record<string, string[]> };
+      }
+    ).compilerOptions.paths,
+  ).map(([entry, [path]]) => [entry, fileURLToPath(new URL(`../${path}`, import.meta.url))]),
+);
 
 /** The source files (relative to src/) whose code reaches the bundle of `app`. */
 async function modulesOf(app: string): Promise<string[]> {
@@ -19,12 +31,7 @@ async function modulesOf(app: string): Promise<string[]> {
     write: false,
     metafile: true,
     logLevel: "silent",
-    alias: {
-      "robustly/steps": src("pipeline/steps.ts"),
-      "robustly/backoff": src("backoff/strategies.ts"),
-      "robustly/jitter": src("jitter/strategies.ts"),
-      robustly: src("index.ts"),
-    },
+    alias: ENTRIES,
   });
   const inputs = Object.values(result.metafile.outputs)[0]?.inputs ?? {};
   return Object.entries(inputs)
