@@ -274,7 +274,9 @@ function resolvePolicy(
   match: (e: unknown) => MatchAnswer,
 ): ResolvedPolicy {
   const prefix = where === "" ? "" : `${where}.`;
-  const field = <V>(key: string, value: V): V => read(RULE_CHECKS, key, value, `${prefix}${key}`);
+  // None of a policy's options is required: one left out needs no look at its check (nor a label).
+  const field = <V>(key: string, value: V): V =>
+    value === undefined ? value : read(RULE_CHECKS, key, value, `${prefix}${key}`);
   return {
     match,
     maxRetries: field("maxRetries", value.maxRetries) ?? fallback?.maxRetries ?? DEFAULTS.maxRetries,
@@ -301,17 +303,9 @@ export function resolveRetry<T>(
 ): ResolvedRetry<T> {
   const o = options ?? {};
   knownKeys("options", options, known);
-  for (const key of [
-    "retryOnResult",
-    "shouldConsumeRetry",
-    "onAttempt",
-    "onSuccess",
-    "onError",
-    "onRetry",
-    "onGiveUp",
-    "onCallbackError",
-  ]) {
-    read(RETRY_STEP_CHECKS, key, (o as Record<string, unknown>)[key]);
+  for (let i = 0; i < STEP_FUNCTIONS.length; i++) {
+    const key = STEP_FUNCTIONS[i] as (typeof STEP_FUNCTIONS)[number];
+    checkFunction(key, (o as Record<string, unknown>)[key]);
   }
   if (o.budget !== undefined && (typeof o.budget !== "object" || typeof o.budget?.tryRetry !== "function")) {
     throw new OptionError("budget", o.budget, "a retry budget (from retryBudget())");
@@ -335,16 +329,23 @@ export function resolveRetry<T>(
     });
   }
   policies.push(top);
-  const successHooks = [...new Set(policies.map((p) => p.backoff))].filter(
-    (b) => typeof b.success === "function",
-  );
+  // The distinct backoffs that hear of a success; with no rules, the top level's alone (no set to build).
+  const successHooks =
+    policies.length === 1
+      ? typeof top.backoff.success === "function"
+        ? [top.backoff]
+        : []
+      : [...new Set(policies.map((p) => p.backoff))].filter((b) => typeof b.success === "function");
   return {
     successHooks,
     budget: o.budget,
     policies,
     retryOnResult: o.retryOnResult,
     shouldConsumeRetry: o.shouldConsumeRetry,
-    delayFirstAttempt: read(RETRY_STEP_CHECKS, "delayFirstAttempt", o.delayFirstAttempt) ?? false,
+    delayFirstAttempt:
+      o.delayFirstAttempt === undefined
+        ? false
+        : read(RETRY_STEP_CHECKS, "delayFirstAttempt", o.delayFirstAttempt),
     onAttempt: o.onAttempt,
     onSuccess: o.onSuccess,
     onError: o.onError,
@@ -485,8 +486,9 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
   ) {
     throw new OptionError("clock", o.clock, "a Clock with now() and setTimer(ms, callback) methods");
   }
-  read(RETRY_CHECKS, "random", o.random);
-  const unref = read<boolean | undefined>(RETRY_CHECKS, "unref", o.unref) === true;
+  // Options left out need no look at their checks.
+  if (o.random !== undefined) read(RETRY_CHECKS, "random", o.random);
+  const unref = o.unref !== undefined && read<boolean>(RETRY_CHECKS, "unref", o.unref);
   if (
     o.breaker !== undefined &&
     (typeof o.breaker !== "object" || typeof o.breaker?.acquire !== "function")
@@ -495,7 +497,8 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
   }
   return {
     retry,
-    timeout: read(RETRY_CHECKS, "timeout", o.timeout) ?? Number.POSITIVE_INFINITY,
+    timeout:
+      o.timeout === undefined ? Number.POSITIVE_INFINITY : read<number>(RETRY_CHECKS, "timeout", o.timeout),
     signal: o.signal,
     clock: o.clock ?? (unref ? unrefClock : systemClock),
     random: o.random === undefined ? systemRandom : checkedRandom(o.random),

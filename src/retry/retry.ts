@@ -71,12 +71,29 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
   // code reaches only the bundles of apps that use them.
   if (resolved.hedge !== undefined) list.push(resolved.hedge);
   if (resolved.chaos !== undefined) list.push(resolved.chaos);
-  const pipeline = alone ? undefined : new Pipeline(list);
   const first =
     own && list.length === (limit === undefined ? 1 : 2)
       ? new FirstPlan(retryStep, limit, resolved.clock, resolved.random)
       : undefined;
+  if (first !== undefined)
+    return { options: resolved, pipeline: undefined, alone, run: runOf(retryStep, limit), first };
+  const pipeline = alone ? undefined : new Pipeline(list);
   return { options: resolved, pipeline, alone, run: pipeline ?? retryStep, first };
+}
+
+/**
+ * What runs a retry step and at most a per-attempt timeout: the retry step alone, or the pipeline of the
+ * two, made when a call first needs it (most calls make their first attempt without it, see `runFirst`).
+ */
+function runOf<T>(retryStep: RetryStep<T>, limit: TimeoutStep | undefined): Step {
+  if (limit === undefined) return retryStep;
+  let pipeline: Pipeline | undefined;
+  return {
+    execute<R>(next: Next<R>, context: ExecutionContext): R | PromiseLike<R> {
+      pipeline ??= new Pipeline([retryStep, limit]);
+      return pipeline.execute(next, context);
+    },
+  };
 }
 
 /**
@@ -103,18 +120,7 @@ function rebind<T>(resolution: Resolution<T>, options: RetryOptions<T>): Resolut
   // The timeout step is the same: it is made from `timeout` alone, the same number.
   const limit = plan.limit;
   const first = new FirstPlan<T>(retryStep, limit, resolved.clock, resolved.random);
-  // With a timeout, the pipeline of the two is made when a call needs it (most make their first attempt
-  // without it).
-  let pipeline: Pipeline | undefined;
-  const run: Step =
-    limit === undefined
-      ? retryStep
-      : {
-          execute<R>(next: Next<R>, context: ExecutionContext): R | PromiseLike<R> {
-            pipeline ??= new Pipeline([retryStep, limit]);
-            return pipeline.execute(next, context);
-          },
-        };
+  const run = runOf(retryStep, limit);
   return {
     // Built field by field, in the order `resolveOptions` makes them (a spread is slower here).
     options: {
