@@ -99,12 +99,12 @@ describe("retry's hedge and chaos options take steps", () => {
     };
     const hedge = retry(op, { hedge: { delay: 100 } as never });
     await expect(hedge).rejects.toThrow(OptionError);
-    await expect(hedge).rejects.toThrow("hedge must be a step made by steps.hedge({ delay }); got {");
+    await expect(hedge).rejects.toThrow("hedge must be a hedge step (steps.hedge({ delay })); got {");
     const chaos = retry(op, { chaos: { fault: { rate: 1, error: () => new Error("x") } } as never });
     await expect(chaos).rejects.toThrow(
-      "chaos must be a step made by steps.chaos({ fault: { rate, error } })",
+      "chaos must be a chaos step (steps.chaos({ fault: { rate, error } }))",
     );
-    expect(() => wrap(op, { hedge: null as never })).toThrow("hedge must be a step made by steps.hedge");
+    expect(() => wrap(op, { hedge: null as never })).toThrow("hedge must be a hedge step (steps.hedge(");
     expect(calls).toBe(0);
   });
 
@@ -127,7 +127,7 @@ describe("retry's hedge and chaos options take steps", () => {
     for (const [option, step] of wrong) {
       const call = retry(op, { [option]: step, maxRetries: 0 });
       await expect(call).rejects.toThrow(OptionError);
-      await expect(call).rejects.toThrow(`${option} must be a step made by steps.${option}(`);
+      await expect(call).rejects.toThrow(`${option} must be a ${option} step (steps.${option}(`);
       expect(() => wrap(op, { [option]: step })).toThrow(OptionError);
     }
     expect(calls).toBe(0);

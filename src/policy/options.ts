@@ -21,7 +21,7 @@ import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
 import { STEP_KIND, type Step } from "../pipeline/step.js";
-import { RETRY_CHECKS, RETRY_STEP_CHECKS, RULE_CHECKS } from "./checks.js";
+import { RETRY_CHECKS, RETRY_STEP_CHECKS, RULE_CHECKS, SHORT_FORM_CHECKS } from "./checks.js";
 import type { AttemptEvent, GiveUpEvent } from "./events.js";
 import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "./matcher.js";
 
@@ -461,7 +461,7 @@ function checkFunction(key: (typeof STEP_FUNCTIONS)[number], value: unknown): vo
  * chaos step as `hedge`, a retry step, a pipeline) are refused with the way to make the step, since the
  * short form no longer carries the features' code.
  */
-function stepOption(option: "hedge" | "chaos", value: unknown, made: string): Step | undefined {
+function stepOption(option: "hedge" | "chaos", value: unknown): Step | undefined {
   if (value === undefined) return undefined;
   if (
     value === null ||
@@ -469,7 +469,8 @@ function stepOption(option: "hedge" | "chaos", value: unknown, made: string): St
     (value as { [STEP_KIND]?: unknown })[STEP_KIND] !== option ||
     typeof (value as Step).execute !== "function"
   ) {
-    throw new OptionError(option, value, `a step made by ${made}`);
+    // What the docs and --help say it takes, word for word.
+    throw new OptionError(option, value, SHORT_FORM_CHECKS[option].kind.allowed);
   }
   return value as Step;
 }
@@ -503,7 +504,7 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
     clock: o.clock ?? (unref ? unrefClock : systemClock),
     random: o.random === undefined ? systemRandom : checkedRandom(o.random),
     breaker: o.breaker,
-    hedge: stepOption("hedge", o.hedge, "steps.hedge({ delay })"),
-    chaos: stepOption("chaos", o.chaos, "steps.chaos({ fault: { rate, error } })"),
+    hedge: stepOption("hedge", o.hedge),
+    chaos: stepOption("chaos", o.chaos),
   };
 }
