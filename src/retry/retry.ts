@@ -24,12 +24,10 @@ import { plainFirst, RetryStep } from "./step.js";
 interface Resolution<T> {
   readonly options: ResolvedOptions<T>;
   /**
-   * The pipeline; undefined when its retry step runs alone (`alone`), without one around it, or when it is
-   * made only when a call needs it (see `rebind`).
+   * The pipeline; undefined when the steps are a retry step and at most a timeout (`first`), whose pipeline
+   * is made only when a call needs it (see `runOf`).
    */
   readonly pipeline: Pipeline | undefined;
-  /** The options hold a retry policy and nothing else that makes a step (no timeout, breaker, …). */
-  readonly alone: boolean;
   /** What a call runs: the pipeline, or its retry step when that is all it holds (one layer fewer). */
   readonly run: Step;
   /**
@@ -48,12 +46,6 @@ interface Resolution<T> {
  * a step of a pipeline of the caller's, which could put steps inside its retry step.
  */
 function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
-  const alone =
-    own &&
-    resolved.breaker === undefined &&
-    resolved.timeout === Number.POSITIVE_INFINITY &&
-    resolved.hedge === undefined &&
-    resolved.chaos === undefined;
   const retryStep = new RetryStep(resolved.retry);
   const list: Step[] = [retryStep];
   if (resolved.breaker !== undefined) {
@@ -76,9 +68,9 @@ function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
       ? new FirstPlan(retryStep, limit, resolved.clock, resolved.random)
       : undefined;
   if (first !== undefined)
-    return { options: resolved, pipeline: undefined, alone, run: runOf(retryStep, limit), first };
-  const pipeline = alone ? undefined : new Pipeline(list);
-  return { options: resolved, pipeline, alone, run: pipeline ?? retryStep, first };
+    return { options: resolved, pipeline: undefined, run: runOf(retryStep, limit), first };
+  const pipeline = new Pipeline(list);
+  return { options: resolved, pipeline, run: pipeline, first };
 }
 
 /**
@@ -113,8 +105,8 @@ function rebind<T>(resolution: Resolution<T>, options: RetryOptions<T>): Resolut
   // A first attempt made on the kept plan, as it would be made on one of these functions: none is called.
   if (plan.direct && plan.step.plainFirstAttempt() && plainFirst(retry)) {
     // Built field by field (a spread is slower here).
-    const { options, pipeline, alone, run } = resolution;
-    return { options, pipeline, alone, run, first: plan.bind(retry) };
+    const { options, pipeline, run } = resolution;
+    return { options, pipeline, run, first: plan.bind(retry) };
   }
   const retryStep = new RetryStep<T>(retry);
   // The timeout step is the same: it is made from `timeout` alone, the same number.
@@ -134,7 +126,6 @@ function rebind<T>(resolution: Resolution<T>, options: RetryOptions<T>): Resolut
       chaos: resolved.chaos,
     },
     pipeline: undefined,
-    alone: resolution.alone,
     run,
     first,
   };
