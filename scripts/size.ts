@@ -23,7 +23,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
-import { build, type Metafile } from "esbuild";
+import { bundleApp } from "./bundle-app.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -206,32 +206,14 @@ interface Measured {
 }
 
 async function measureRow(row: Row): Promise<Measured> {
-  const result = await build({
-    stdin: { contents: row.app, resolveDir: root, loader: "js", sourcefile: `${row.id}.js` },
-    bundle: true,
-    minify: true,
-    format: "esm",
-    platform: "browser",
-    write: false,
-    metafile: true,
-    logLevel: "silent",
-    alias: ENTRIES,
-  });
-  const output = result.outputFiles[0];
-  if (output === undefined) throw new Error(`no output for ${row.id}`);
-  const meta = result.metafile as Metafile;
-  const inputs = Object.values(meta.outputs)[0]?.inputs ?? {};
-  const modules = Object.entries(inputs)
-    .map(([path, input]) => ({
-      path: path.replace(/^.*?(dist|node_modules)\//, "$1/"),
-      bytes: input.bytesInOutput,
-    }))
-    .filter((m) => m.bytes > 0)
+  const { output, modules: bundled } = await bundleApp(row.app, root, ENTRIES);
+  const modules = bundled
+    .map((m) => ({ path: m.path.replace(/^.*?(dist|node_modules)\//, "$1/"), bytes: m.bytes }))
     .sort((a, b) => b.bytes - a.bytes);
   return {
     row,
-    minified: output.contents.length,
-    gzipped: gzipSync(output.contents, { level: 9 }).length,
+    minified: output.length,
+    gzipped: gzipSync(output, { level: 9 }).length,
     modules,
   };
 }

@@ -4,8 +4,8 @@
 // and the modules that reach its output are named.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
+import { bundleApp } from "../scripts/bundle-app.js";
 
 const src = (path: string) => fileURLToPath(new URL(`../src/${path}`, import.meta.url));
 
@@ -22,23 +22,8 @@ const ENTRIES: Record<string, string> = Object.fromEntries(
 
 /** The source files (relative to src/) whose code reaches the bundle of `app`. */
 async function modulesOf(app: string): Promise<string[]> {
-  const result = await build({
-    stdin: { contents: app, resolveDir: src("."), loader: "js" },
-    bundle: true,
-    minify: true,
-    format: "esm",
-    platform: "browser",
-    write: false,
-    metafile: true,
-    logLevel: "silent",
-    alias: ENTRIES,
-  });
-  const inputs = Object.values(result.metafile.outputs)[0]?.inputs ?? {};
-  return Object.entries(inputs)
-    .filter(([, input]) => input.bytesInOutput > 0)
-    .map(([path]) => path.replace(/^.*?src\//, ""))
-    .filter((path) => !path.startsWith("<stdin>"))
-    .sort();
+  const { modules } = await bundleApp(app, src("."), ENTRIES);
+  return modules.map((m) => m.path.replace(/^.*?src\//, "")).sort();
 }
 
 /** Folders and files of features an app of `retry` alone has not imported. */
