@@ -1,6 +1,7 @@
 /**
- * What each special path of `retry` earns: the options cache (`resolveOnce` in src/retry/retry.ts) and the
- * first attempt made without the pipeline (src/retry/first.ts). Each is switched off in a copy of the
+ * What each special path of `retry` earns: the options cache (`resolveOnce` in src/retry/retry.ts), the
+ * first attempt chained to the caller's promise (`#direct` in src/retry/call.ts), and a pipeline of a retry
+ * step run at its edge as `retry` runs (`planFirst` in src/retry/step.ts). Each is switched off in a copy of the
  * build (dist/), and the call shapes users write are timed on each copy, in turns, in child processes of
  * their own. A special path stays while it saves at least 10 % of the CPU time of some shape.
  *
@@ -45,15 +46,27 @@ interface Variant {
 const VARIANTS: readonly Variant[] = [
   { id: "as-built", title: "as built", path: "", patches: [] },
   {
-    id: "no-first",
-    title: "without the first attempt made without the pipeline",
-    path: "the first attempt made without the pipeline (src/retry/first.ts)",
+    id: "no-direct",
+    title: "without the first attempt chained to the caller's promise",
+    path: "the first attempt chained to the caller's promise (`#direct` in src/retry/call.ts)",
     patches: [
       {
-        file: "retry/retry.js",
-        from: "const first = resolution.first;\n        if (first !== undefined) {",
-        to: "const first = undefined;\n        if (first !== undefined) {",
+        file: "retry/call.js",
+        from: "if (signal === undefined && this.limit === undefined && this.#plainFirst()) {",
+        to: "if (false) {",
       },
+      {
+        file: "retry/call.js",
+        from: "if ((outer === undefined || !outer.canAbort) && this.limit === undefined && this.#plainFirst()) {",
+        to: "if (false) {",
+      },
+    ],
+  },
+  {
+    id: "no-edge-run",
+    title: "without a pipeline's retry step running the loop at the edge",
+    path: "a pipeline of a retry step (and a timeout) run at its edge as `retry` runs (`planFirst`)",
+    patches: [
       {
         file: "pipeline/pipeline.js",
         from: 'typeof planner?.planFirst === "function" ? planner.planFirst(this.steps.slice(1)) : undefined',

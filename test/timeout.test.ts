@@ -90,3 +90,49 @@ describe("steps.timeout abortOnReturn (cockatiel's)", () => {
     );
   });
 });
+
+describe("steps.timeout hears what it limits as it answers", () => {
+  it("an answer late after the caller's abort inside the step is observed: its rejection is never unhandled", async () => {
+    const unhandled: unknown[] = [];
+    const collect = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", collect);
+    try {
+      const clock = new VirtualClock();
+      const controller = new AbortController();
+      const call = pipeline(steps.timeout(1000)).execute(
+        () => {
+          // The caller leaves while the operation is being called; its promise fails later.
+          controller.abort(new Error("caller left"));
+          return clock.sleep(10).then(() => Promise.reject(new Error("late")));
+        },
+        { clock, signal: controller.signal },
+      );
+      await expect(call).rejects.toThrow("caller left");
+      await clock.runAll();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", collect);
+    }
+  });
+
+  it("a promise whose `then` throws fails at once with that error, as a throw does", async () => {
+    class Hostile<T> extends Promise<T> {
+      // biome-ignore lint/suspicious/noThenProperty: the hostile answer under test
+      override then(): never {
+        throw new Error("then threw");
+      }
+    }
+    const clock = new VirtualClock();
+    const step = steps.timeout(1000);
+    const heard: string[] = [];
+    const answer = step.execute(() => Hostile.resolve(1), { clock } as never) as PromiseLike<number>;
+    answer.then(
+      () => heard.push("value"),
+      (error: Error) => heard.push(error.message),
+    );
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(heard).toEqual(["then threw"]);
+  });
+});

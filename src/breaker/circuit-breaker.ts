@@ -17,6 +17,7 @@ import { isThenable, settleWith } from "../core/invoke.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { retryReport } from "../core/report.js";
 import { checkKeys, read } from "../core/schema.js";
+import { SHORT_FORM_STEP, type Step } from "../pipeline/step.js";
 import { compileRetryMatcher, type MatchAnswer } from "../policy/matcher.js";
 import { MAX_SKEW, scratchOptions, sharingOptions } from "../store/replica.js";
 import { forEachRun } from "../store/run-log.js";
@@ -24,6 +25,7 @@ import { restoreShared, SharedPolicy, SharedRuns } from "../store/shared-policy.
 import { BREAKER_CHECKS } from "./checks.js";
 import { BrokenCircuitError } from "./errors.js";
 import { executeThrough } from "./execute.js";
+import { BreakerStep } from "./step.js";
 import {
   type BreakerEvents,
   type BreakerState,
@@ -277,6 +279,14 @@ export class CircuitBreaker extends SharedPolicy {
    * probes out); otherwise the call must report its outcome with `settle()`, or `success()`, `failure()`
    * or `release()`. Returns the clock time it let the call through, for `settle` to time it.
    */
+  /**
+   * The step this breaker runs as inside `retry`'s retry step (`retry(op, { breaker })`): a value
+   * `handlesResult` answers true for (the short form's `retryOnResult`) is a failure to it too.
+   */
+  [SHORT_FORM_STEP](handlesResult: ((value: unknown) => boolean | PromiseLike<boolean>) | undefined): Step {
+    return new BreakerStep(this, { handlesResult });
+  }
+
   acquire(): number {
     if (this.#isolations > 0) {
       if (!this.#runs.quiet) this.#events.emit("rejected", { retryAfter: 0 });

@@ -9,7 +9,6 @@ import { Eventual, invoke } from "../core/invoke.js";
 import { knownKeys, optionalFunction } from "../core/validate.js";
 import { type ExecutionContext, toRootScope } from "../pipeline/context.js";
 import type { Next, Step } from "../pipeline/step.js";
-import type { CircuitBreaker } from "./circuit-breaker.js";
 
 /** `steps.breaker`'s options beside the breaker. */
 export interface BreakerStepOptions<R = unknown> {
@@ -21,11 +20,31 @@ export interface BreakerStepOptions<R = unknown> {
   handlesResult?: (value: R) => boolean | PromiseLike<boolean>;
 }
 
-export class BreakerStep implements Step {
-  readonly breaker: CircuitBreaker;
+/**
+ * What the step asks of its breaker: a `CircuitBreaker`'s gate (declared here, not imported, because the
+ * breaker makes its own step for `retry`'s `breaker` option).
+ */
+export interface BreakerGate {
+  /** Lets a call through (the time it read), or throws `BrokenCircuitError`. */
+  acquire(): number;
+  /** Gives a probe's place back, counting nothing. */
+  release(): void;
+  /** Counts an outcome (`failed`: an error), then calls `then`. */
+  settle(outcome: unknown, failed: boolean, then?: () => void, started?: number): void;
+  /** Counts a value, a failure when `handles` says so, then calls `then`. */
+  settleResult(
+    value: unknown,
+    handles: ((value: unknown) => boolean | PromiseLike<boolean>) | undefined,
+    then?: () => void,
+    started?: number,
+  ): void;
+}
+
+export class BreakerStep<B extends BreakerGate = BreakerGate> implements Step {
+  readonly breaker: B;
   readonly #handlesResult: ((value: unknown) => boolean | PromiseLike<boolean>) | undefined;
 
-  constructor(breaker: CircuitBreaker, options?: BreakerStepOptions) {
+  constructor(breaker: B, options?: BreakerStepOptions) {
     this.breaker = breaker;
     this.#handlesResult = options?.handlesResult;
   }
@@ -77,15 +96,15 @@ export class BreakerStep implements Step {
  * const breaker = circuitBreaker({ consecutiveFailures: 5 });
  * const perAttempt = pipeline(steps.retry({ maxRetries: 3 }), steps.breaker(breaker));
  */
-export function breakerStep<R = unknown>(
-  breaker: CircuitBreaker,
+export function breakerStep<B extends BreakerGate, R = unknown>(
+  breaker: B,
   options?: BreakerStepOptions<R>,
-): BreakerStep {
+): BreakerStep<B> {
   if (
     breaker === null ||
     typeof breaker !== "object" ||
-    typeof (breaker as Partial<CircuitBreaker>).acquire !== "function" ||
-    typeof (breaker as Partial<CircuitBreaker>).settle !== "function"
+    typeof (breaker as Partial<BreakerGate>).acquire !== "function" ||
+    typeof (breaker as Partial<BreakerGate>).settle !== "function"
   ) {
     throw new OptionError("steps.breaker: breaker", breaker, "a circuit breaker (from circuitBreaker())");
   }

@@ -42,6 +42,16 @@ export class Eventual<T> implements PromiseLike<T> {
   #onError: ((error: unknown) => void) | undefined;
   #more: [(value: T) => void, (error: unknown) => void][] | undefined;
 
+  /** Whether it has fulfilled (then `value` holds the value). */
+  get fulfilled(): boolean {
+    return this.#state === 1;
+  }
+
+  /** The value it fulfilled with; undefined while it has not. */
+  get value(): T | undefined {
+    return this.#state === 1 ? (this.#value as T) : undefined;
+  }
+
   /** Settles with `value` (ignored once settled). */
   resolve(value: T): void {
     this.#settle(1, value);

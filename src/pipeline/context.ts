@@ -6,6 +6,7 @@ import { type AbortWatcher, unwatch, watch } from "../core/abort.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { PermanentError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
+import { type AbortKind, type BudgetClaim, LINKED, type LinkedAttempt } from "./link.js";
 
 /** What every step, and the operation itself, receives. All times are in milliseconds. */
 export interface ExecutionContext {
@@ -43,21 +44,7 @@ export interface ExecutionContext {
   readonly bail: (error?: unknown) => void;
 }
 
-/**
- * Why a context was aborted, which guards need to know: a breaker counts a timeout against the service,
- * but not the caller's abort, a hedge that lost the race, nor a call that had already answered
- * (`settled`: a timeout step's `abortOnReturn`).
- */
-export type AbortKind = "caller" | "timeout" | "lost" | "settled";
-
-/**
- * A budget's mark on the context of one attempt: set by the step that made the attempt; a step inside
- * that uses the same budget sets `inner`, and then it reports the attempts' outcomes, not the outer one.
- */
-export interface BudgetClaim {
-  readonly budget: object;
-  inner: boolean;
-}
+export type { AbortKind, BudgetClaim } from "./link.js";
 
 /** The parts of a context a step may change for what runs inside it. */
 export interface ScopeFields {
@@ -272,6 +259,8 @@ export class RootScope extends Scope implements AbortWatcher {
 export function toScope(context: unknown, fallback: Scope): Scope {
   if (context instanceof Scope) return context;
   if (context === null || typeof context !== "object") return fallback;
+  const own = scopeOf(context);
+  if (own !== undefined) return own;
   const c = context as Partial<ExecutionContext>;
   const num = (v: unknown) => (typeof v === "number" && !Number.isNaN(v) ? v : undefined);
   return fallback.child({
@@ -284,17 +273,34 @@ export function toScope(context: unknown, fallback: Scope): Scope {
 }
 
 /**
- * The method of a context that is no `Scope` but stands for one (a first attempt made without the pipeline,
- * see `FirstAttempt`): it gives the scope in which what it is passed to runs, inside that attempt.
+ * The scope a context stands for: itself, or, for an attempt the retry loop made without one (see
+ * `LinkedAttempt`), the scope of that attempt, made once, when a step or pipeline first runs inside it: a
+ * child of the retry step's scope (or a root of its own, for `retry`'s), carrying the attempt's numbers,
+ * aborting when the attempt does, its `bail` stopping that call. Undefined for any other context.
  */
-export const AS_SCOPE: unique symbol = Symbol("robustly.asScope");
-
-/** The scope a context stands for, if it is one that does (see `AS_SCOPE`). */
 export function scopeOf(context: unknown): Scope | undefined {
   if (context instanceof Scope) return context;
-  if (context === null || typeof context !== "object") return undefined;
-  const own = (context as { [AS_SCOPE]?: unknown })[AS_SCOPE];
-  return typeof own === "function" ? (own.call(context) as Scope) : undefined;
+  if (context === null || typeof context !== "object" || (context as LinkedAttempt)[LINKED] !== true) {
+    return undefined;
+  }
+  const attempt = context as LinkedAttempt;
+  if (attempt.scope !== undefined) return attempt.scope as Scope;
+  const outer = (attempt.parent as Scope | undefined) ?? new Scope(attempt.clock, attempt.random);
+  const scope = outer.child(
+    {
+      attempt: attempt.attempt,
+      retries: attempt.retries,
+      retriesLeft: attempt.retriesLeft,
+      elapsed: attempt.elapsed,
+      timeout: attempt.timeout,
+      claim: attempt.claim,
+    },
+    true,
+  );
+  scope.retryAttempt = true;
+  attempt.scope = scope;
+  if (attempt.kind !== undefined) scope.abort(attempt.reason, attempt.kind);
+  return scope;
 }
 
 /**

@@ -3,12 +3,11 @@
  * runs the rest through `next`, the last one the operation. A pipeline is itself a step.
  */
 
-import { addCallSite, callSite } from "../core/call-site.js";
 import { type Clock, systemClock } from "../core/clock.js";
+import { atEdge } from "../core/edge.js";
 import { OptionError, unwrapPermanent as unwrap } from "../core/errors.js";
 import { isThenable, settleWith } from "../core/invoke.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
-import { retryReport } from "../core/report.js";
 import { knownKeys } from "../core/validate.js";
 import { type ExecutionContext, RootScope, Scope, scopeOf, toScope } from "./context.js";
 import { FINAL_AT_EDGE, isStep, type Next, type Step } from "./step.js";
@@ -196,17 +195,6 @@ export function settleAtEdge<T>(result: T | PromiseLike<T>, finalAtEdge: boolean
   if (!isThenable(result)) return Promise.resolve(result);
   // A rejection reaches the caller through `atEdge`, a reaction to a promise it awaits.
   return new Promise<T>((resolve, reject) => settleWith(result, resolve, reject)).then(undefined, atEdge);
-}
-
-/**
- * How the caller's promise rejects: with a `PermanentError`'s cause unwrapped, and with the caller's
- * frames added to an error a retry step ended the call with. It runs as a reaction to a promise the
- * caller awaits, where the runtime links the caller's frames to the stack.
- */
-export function atEdge(error: unknown): never {
-  const final = unwrap(error);
-  if (retryReport(final) !== undefined) addCallSite(final, callSite(atEdge));
-  throw final;
 }
 
 /** The signal of execute options that hold an AbortSignal and nothing else; undefined for any others. */

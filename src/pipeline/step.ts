@@ -44,6 +44,13 @@ export const FINAL_AT_EDGE: unique symbol = Symbol("robustly.finalAtEdge");
  */
 export const STEP_KIND: unique symbol = Symbol.for("robustly.stepKind");
 
+/**
+ * The method of a guard that `retry`'s options take as an object (`breaker: circuitBreaker()`) which
+ * makes the step it runs as inside the short form's retry step: the guard brings its step's code, so that
+ * an app that does not use it carries none of it.
+ */
+export const SHORT_FORM_STEP: unique symbol = Symbol("robustly.shortFormStep");
+
 /** Whether `value` looks like a step. */
 export function isStep(value: unknown): value is Step {
   return (

@@ -20,7 +20,7 @@ import { toJitter } from "../jitter/common.js";
 import { full } from "../jitter/full.js";
 import type { Jitter, JitterLike } from "../jitter/types.js";
 import type { ExecutionContext } from "../pipeline/context.js";
-import { STEP_KIND, type Step } from "../pipeline/step.js";
+import { SHORT_FORM_STEP, STEP_KIND, type Step } from "../pipeline/step.js";
 import { RETRY_CHECKS, RETRY_STEP_CHECKS, RULE_CHECKS, SHORT_FORM_CHECKS } from "./checks.js";
 import type { AttemptEvent, GiveUpEvent } from "./events.js";
 import { compileRetryMatcher, type MatchAnswer, type RetryMatcher } from "./matcher.js";
@@ -227,7 +227,34 @@ export interface ResolvedRetry<T> {
   /** The distinct backoffs of the policies that want to hear of a success (`Backoff.success`). */
   readonly successHooks: readonly Backoff[];
   readonly budget: RetryBudget | undefined;
+  /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
+  readonly maxRetries: number;
+  /** Whether a policy has a `maxElapsed`: a decision then depends on when the call began. */
+  readonly timeBound: boolean;
+  /**
+   * Whether a first attempt needs nothing but a context and its outcome: no budget, first delay,
+   * `onAttempt`, `retryOnResult`, `onSuccess` or success hook (listeners aside).
+   */
+  readonly plain: boolean;
+  /** As `plain`, the callbacks aside: no budget, first delay or success hook. */
+  readonly plainPolicy: boolean;
 }
+
+/**
+ * The callbacks and predicates a call tells and asks: a resolved retry's, or an options object whose
+ * functions were checked (see `callbacksOnly`).
+ */
+export type Callbacks<T> = Pick<
+  RetryStepOptions<T>,
+  | "retryOnResult"
+  | "shouldConsumeRetry"
+  | "onAttempt"
+  | "onSuccess"
+  | "onError"
+  | "onRetry"
+  | "onGiveUp"
+  | "onCallbackError"
+>;
 
 /** The short form's options, checked: the retry step's, and what the other steps and the execution take. */
 export interface ResolvedOptions<T> {
@@ -336,23 +363,47 @@ export function resolveRetry<T>(
         ? [top.backoff]
         : []
       : [...new Set(policies.map((p) => p.backoff))].filter((b) => typeof b.success === "function");
+  const delayFirstAttempt =
+    o.delayFirstAttempt === undefined
+      ? false
+      : read<boolean>(RETRY_STEP_CHECKS, "delayFirstAttempt", o.delayFirstAttempt);
   return {
     successHooks,
     budget: o.budget,
     policies,
     retryOnResult: o.retryOnResult,
     shouldConsumeRetry: o.shouldConsumeRetry,
-    delayFirstAttempt:
-      o.delayFirstAttempt === undefined
-        ? false
-        : read(RETRY_STEP_CHECKS, "delayFirstAttempt", o.delayFirstAttempt),
+    delayFirstAttempt,
     onAttempt: o.onAttempt,
     onSuccess: o.onSuccess,
     onError: o.onError,
     onRetry: o.onRetry,
     onGiveUp: o.onGiveUp,
     onCallbackError: o.onCallbackError ?? warnOnce,
+    maxRetries: top.maxRetries,
+    timeBound: policies.some((policy) => policy.maxElapsed !== Number.POSITIVE_INFINITY),
+    plain: isPlain(successHooks, o.budget, delayFirstAttempt, o.onAttempt, o.retryOnResult, o.onSuccess),
+    plainPolicy: isPlain(successHooks, o.budget, delayFirstAttempt, undefined, undefined, undefined),
   };
+}
+
+/** See `ResolvedRetry.plain`. */
+function isPlain(
+  successHooks: readonly Backoff[],
+  budget: unknown,
+  delayFirstAttempt: boolean,
+  onAttempt: unknown,
+  retryOnResult: unknown,
+  onSuccess: unknown,
+): boolean {
+  return (
+    successHooks.length === 0 &&
+    budget === undefined &&
+    !delayFirstAttempt &&
+    onAttempt === undefined &&
+    retryOnResult === undefined &&
+    onSuccess === undefined
+  );
 }
 
 /**
@@ -378,6 +429,38 @@ export const FUNCTION_KEYS: ReadonlySet<string> = new Set([
   "backoff",
   "jitter",
 ]);
+
+/**
+ * Whether options that hold what `resolved` was resolved from but for their functions (`FUNCTION_KEYS`)
+ * differ from it only in their callbacks and predicates (`Callbacks`), checked here: then a call may run
+ * on `resolved` with the options object as its callbacks. Not when they give a policy's function (`retryOn`,
+ * `backoff`, `jitter`, `delayFrom`), or `resolved` has rules or one of those. Throws an `OptionError` naming
+ * a bad one.
+ */
+export function callbacksOnly<T>(resolved: ResolvedRetry<T>, options: RetryStepOptions<T>): boolean {
+  if (resolved.policies.length !== 1) return false;
+  // Each read once, by name: a read by a computed key costs more here than all the rest.
+  const { retryOnResult, shouldConsumeRetry, onAttempt, onSuccess, onError, onRetry, onGiveUp } = options;
+  checkFunction("retryOnResult", retryOnResult);
+  checkFunction("shouldConsumeRetry", shouldConsumeRetry);
+  checkFunction("onAttempt", onAttempt);
+  checkFunction("onSuccess", onSuccess);
+  checkFunction("onError", onError);
+  checkFunction("onRetry", onRetry);
+  checkFunction("onGiveUp", onGiveUp);
+  checkFunction("onCallbackError", options.onCallbackError);
+  const top = resolved.policies[0] as ResolvedPolicy;
+  return (
+    options.retryOn === undefined &&
+    options.backoff === undefined &&
+    options.jitter === undefined &&
+    options.delayFrom === undefined &&
+    top.match === retryEverything &&
+    top.backoff === defaultBackoff &&
+    top.jitter === defaultJitter &&
+    top.delayFrom === undefined
+  );
+}
 
 /**
  * `resolved` with the functions of `options` (`FUNCTION_KEYS`) in place of its own, checked here: for
@@ -427,12 +510,13 @@ export function withFunctions<T>(
             ? undefined
             : read<DelayFrom | undefined>(RULE_CHECKS, "delayFrom", delayFrom, "delayFrom"),
       };
+  const successHooks = same
+    ? resolved.successHooks
+    : typeof policy.backoff.success === "function"
+      ? [policy.backoff]
+      : [];
   return {
-    successHooks: same
-      ? resolved.successHooks
-      : typeof policy.backoff.success === "function"
-        ? [policy.backoff]
-        : [],
+    successHooks,
     budget: resolved.budget,
     policies: same ? resolved.policies : [policy],
     retryOnResult,
@@ -444,6 +528,24 @@ export function withFunctions<T>(
     onRetry,
     onGiveUp,
     onCallbackError: onCallbackError ?? warnOnce,
+    maxRetries: resolved.maxRetries,
+    timeBound: resolved.timeBound,
+    plain: isPlain(
+      successHooks,
+      resolved.budget,
+      resolved.delayFirstAttempt,
+      onAttempt,
+      retryOnResult,
+      onSuccess,
+    ),
+    plainPolicy: isPlain(
+      successHooks,
+      resolved.budget,
+      resolved.delayFirstAttempt,
+      undefined,
+      undefined,
+      undefined,
+    ),
   };
 }
 
@@ -492,7 +594,7 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
   const unref = o.unref !== undefined && read<boolean>(RETRY_CHECKS, "unref", o.unref);
   if (
     o.breaker !== undefined &&
-    (typeof o.breaker !== "object" || typeof o.breaker?.acquire !== "function")
+    (typeof o.breaker !== "object" || typeof o.breaker?.[SHORT_FORM_STEP] !== "function")
   ) {
     throw new OptionError("breaker", o.breaker, "a circuit breaker (from circuitBreaker())");
   }

@@ -1,261 +1,478 @@
 /**
- * One call of the retry step (the access wrapper's loop), written with callbacks rather than
- * `await`: run the rest of the pipeline for an attempt, classify the outcome, ask the policy, compute the
- * delay, sleep on the clock, again.
+ * One call of the retry loop, the access wrapper's hot path: make an attempt (under its time limit, while
+ * the caller still wants it), classify the outcome, ask the policy, compute the delay, sleep on the clock,
+ * again. `retry(op, options)` runs it directly; a pipeline's retry step runs it in the step's scope.
  *
- * Callbacks, not an `async` function, because the same loop must run in two worlds: under a real or
- * virtual clock with promises, and in the simulator, whose operations settle synchronously on its own
+ * Written with callbacks rather than `await`, because the same loop must run in two worlds: under a real
+ * or virtual clock with promises, and in the simulator, whose operations settle synchronously on its own
  * event queue. Nothing here waits for a microtask, so the simulator runs this very code, event by event.
+ *
+ * Each attempt's context is a small object (`Attempt`) whose signal is made only when read. A step or a
+ * pipeline the operation passes it to makes a scope of that attempt (see pipeline/link.ts), so that a call
+ * that runs no step inside its attempts carries no scope code.
  */
 
 import { BrokenCircuitError } from "../breaker/errors.js";
-import { addCallSite, type CallSite } from "../core/call-site.js";
-import type { CancelTimer, Clock } from "../core/clock.js";
-import { PermanentError, RetryableResultError, unwrapPermanent } from "../core/errors.js";
-import { Eventual, invoke, isThenable, type OutcomeListener, settleWith } from "../core/invoke.js";
-import { type GiveUpReason, report } from "../core/report.js";
-import type { BudgetClaim, Scope } from "../pipeline/context.js";
+import { type AbortWatcher, unwatch, watch } from "../core/abort.js";
+import { addCallSite, type CallSite, callSite } from "../core/call-site.js";
+import {
+  type CancelTimer,
+  type Clock,
+  deadlinesOf,
+  sharedStart,
+  sharedStartFits,
+  startWasReal,
+  systemClock,
+  unrefClock,
+} from "../core/clock.js";
+import type { Deadline, DeadlineQueue } from "../core/deadlines.js";
+import { atEdge } from "../core/edge.js";
+import {
+  PermanentError,
+  RetryableResultError,
+  TimeoutError,
+  unwrapPermanent,
+  withoutStack,
+} from "../core/errors.js";
+import { type Events, safeCall } from "../core/events.js";
+import { Eventual, invoke, isThenable, settleWith } from "../core/invoke.js";
+import type { Random } from "../core/random.js";
+import { type GiveUpReason, type RetryStats, report } from "../core/report.js";
+import type { ExecutionContext, Scope } from "../pipeline/context.js";
+import {
+  type AbortKind,
+  type BudgetClaim,
+  LINKED,
+  type LinkedAttempt,
+  type LinkedScope,
+} from "../pipeline/link.js";
 import type { Next } from "../pipeline/step.js";
 import { firstMatch, RetryState } from "../policy/decide.js";
-import { MAX_FREE_RETRIES, type ResolvedRetry } from "../policy/options.js";
+import type { AttemptEvent, GiveUpEvent } from "../policy/events.js";
+import { type Callbacks, MAX_FREE_RETRIES, type ResolvedRetry, type RetryEvent } from "../policy/options.js";
 
-/**
- * What a call needs of its retry step: the options and the callbacks that tell of the call. `RetryStep`
- * implements it. The step makes calls and first attempts, so the imports run step.ts → first.ts →
- * call.ts and never back: these see the step through this interface.
- */
-export interface RetryCallStep<T> {
-  readonly resolved: ResolvedRetry<T>;
-  /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
-  readonly maxRetries: number;
-  /** Whether a policy has a `maxElapsed`: a decision then depends on when the call began. */
-  readonly timeBound: boolean;
-  /** Whether the first attempt needs nothing of the step but a context and its outcome. */
-  plainFirstAttempt(): boolean;
-  /** When `value` ends the call (retryOnResult did not ask for another attempt): tells whoever listens. */
-  accepted(value: T, attempt: number, clock: Clock, start: number, idle: number): void;
-  /** Before each attempt: `onAttempt` and the `attempt` event. */
-  attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void;
-  /** After every failed attempt: `onError` and the `error` event. */
-  failedAttempt(error: unknown, retries: number): void;
-  /** Before a backoff sleep: `onRetry` and the `retry` event. */
-  retrying(
-    error: unknown,
-    retries: number,
-    delay: number,
-    attempt: number,
-    elapsed: number,
-    policy: number,
-  ): void;
-  /** When the call stops retrying: `onGiveUp` and the `giveUp` event. */
-  gaveUp(
-    outcome: unknown,
-    reason: GiveUpReason,
-    attempts: number,
-    elapsed: number,
-    idle: number,
-    isValue: boolean,
-  ): void;
-  /**
-   * A step like this one made around `resolved`: this step's options with another call's callbacks and
-   * predicates (see `withFunctions`), for a call whose first attempt ran on this one's.
-   */
-  rebound(resolved: ResolvedRetry<T>): RetryCallStep<T>;
+/** What the `success` event receives. */
+export interface SuccessEvent<T = unknown> {
+  readonly value: T;
+  /** The attempt that succeeded, 1-based. */
+  readonly attempt: number;
+  /** Milliseconds from the first attempt. */
+  readonly elapsed: number;
+  /** Of `elapsed`, the milliseconds slept in backoffs. */
+  readonly idle: number;
+}
+
+/** What the `error` event receives after every failed attempt. */
+export interface AttemptErrorEvent {
+  readonly error: unknown;
+  /** Retries so far (the failed attempt's number − 1). */
+  readonly retries: number;
+}
+
+/** The retry step's events. */
+export interface RetryEvents<T = unknown> extends Record<string, unknown> {
+  /** Before each attempt, the first too. */
+  attempt: AttemptEvent;
+  /** Before each backoff sleep. */
+  retry: RetryEvent;
+  /** When it stops retrying, for whatever reason (never on success). */
+  giveUp: GiveUpEvent;
+  /** When an attempt succeeds (and `retryOnResult` accepts its value). */
+  success: SuccessEvent<T>;
+  /** After every failed attempt, the last one too. */
+  error: AttemptErrorEvent;
+}
+
+/** A per-attempt time limit the loop keeps itself: `retry`'s `timeout`, or a pipeline's timeout step. */
+export interface TimeLimit {
+  /** The limit in ms, finite and >= 0. */
+  readonly ms: number;
+  /** Told when the limit ran out on `attempt` (a timeout step's listeners). */
+  timedOut?(attempt: number): void;
+}
+
+/** Where a call settles: an `Eventual` (inside a pipeline) or the caller's promise. */
+interface Out<T> {
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+/** The call `capture` hands the resolving functions of a new promise to (no closure per call). */
+let capturing: RetryCall<unknown> | undefined;
+function capture(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  (capturing as RetryCall<unknown>).out = { resolve, reject };
 }
 
 /**
- * One call: create it, then `begin()` to make the first attempt, or `resume()` to go on from a first
- * attempt that already failed. Its `out` settles exactly once, and it leaves no timer and no hook behind.
+ * One call: made with the options, the events to tell (a retry step's; none for `retry`'s), what to run
+ * for each attempt, and what may end it early: the scope of the retry step (`outer`), or the caller's
+ * signal. `run()` (at the caller's edge) or `start()` (inside a pipeline) makes the first attempt. The
+ * outcome settles exactly once, and the call leaves no timer, deadline or listener behind.
  */
-export class RetryCall<T> {
-  readonly #step: RetryCallStep<T>;
-  readonly #options: ResolvedRetry<T>;
-  readonly #next: Next<T>;
-  readonly #scope: Scope;
+export class RetryCall<T> implements AbortWatcher {
+  readonly options: ResolvedRetry<T>;
   /**
-   * When the first attempt began (or, before it, when the call began); NaN until the first failure when the
-   * step left the clock unread (see `RetryStep`), and from then on the time of that failure.
+   * The callbacks and predicates the call tells and asks: its options' own, or, for options written inline
+   * around kept ones (a callback written inline), the options object as given, its functions checked.
    */
-  #start: number;
-  readonly out: Eventual<T>;
+  readonly callbacks: Callbacks<T>;
+  readonly #events: Events<RetryEvents<T>> | undefined;
+  readonly #next: Next<T>;
+  readonly clock: Clock;
+  readonly random: Random;
+  /** The scope of the retry step that runs this call; undefined for `retry`'s own calls. */
+  readonly outer: Scope | undefined;
+  readonly #signal: AbortSignal | undefined;
+  readonly limit: TimeLimit | undefined;
+  /** The clock's shared deadline queue, for a time limit above 0 on a clock that has one. */
+  readonly queue: DeadlineQueue | undefined;
+  /** Where the outcome goes; set when the call is made to settle through the loop. */
+  out: Out<T> | undefined = undefined;
+  /** When the first attempt began. */
+  #start = 0;
+  /**
+   * Whether `#start` is a shared reading of the real clock (see `sharedStart`), and whether that clock was
+   * the one in place; undefined once the start was checked against a replaced clock (or was read directly).
+   */
+  #real: boolean | undefined = undefined;
   #retries = 0;
-  #state: RetryState | undefined;
-  /** The attempt in progress, undefined while sleeping or once settled. */
-  #attempt: Scope | undefined;
-  /** Cancels the backoff sleep. */
-  #cancelTimer: CancelTimer | undefined;
-  /** What the backoff timer calls, made at the first sleep. */
-  #wakeUp: (() => void) | undefined;
-  #unwatch: (() => void) | undefined;
-  /** Whether this step reports attempts' outcomes to the budget (no step inside took that over). */
-  #claim: BudgetClaim | undefined;
+  /** The attempt in progress; undefined while sleeping or once settled. */
+  current: Attempt<T> | undefined = undefined;
   #done = false;
+  // Set only once a call needs them, so that one whose first attempt succeeds at once sets none of them.
+  declare private state: RetryState | undefined;
+  declare private cancelTimer: CancelTimer | undefined;
+  /** What the backoff timer calls, made at the first sleep. */
+  declare private wakeUp: (() => void) | undefined;
+  /** Stops hearing of the retry step's scope's abort. */
+  declare private unwatchOuter: (() => void) | undefined;
+  /** Whether the caller's signal is watched. */
+  declare private watching: boolean | undefined;
+  /** The budget's mark on the attempt in progress, when this call reports attempts' outcomes to it. */
+  declare private claim: BudgetClaim | undefined;
+  /** When the backoff sleep in progress began. */
+  declare private sleptFrom: number | undefined;
+  /** Sleeping the first delay, before any attempt (`delayFirstAttempt`). */
+  declare private waitingFirst: boolean | undefined;
+  /** `onAttempt` and the `attempt` event are being told of the next attempt, which has not started yet. */
+  declare private announcing: boolean | undefined;
+  /** The caller's frames, captured at the first failure when the call is made at the caller's edge. */
+  declare private site: CallSite | undefined;
+  /** What the first attempt made by `#direct` answered, when it was no native promise. */
+  declare private pending: unknown;
+  /** Whether the last attempt answered a value, not a thenable nor a throw. */
+  declare private answeredValue: boolean | undefined;
   /** Milliseconds slept in backoffs (the first delay of `delayFirstAttempt` aside). */
   #idle = 0;
-  /** When the backoff sleep in progress began. */
-  #sleptFrom: number | undefined;
-  /** Sleeping the first delay, before any attempt (`delayFirstAttempt`). */
-  #waitingFirst = false;
-  /** `onAttempt` and the `attempt` event are being told of the next attempt, which has not started yet. */
-  #announcing = false;
   /** Retries `shouldConsumeRetry` made free. */
   #free = 0;
-  /** The caller's frames, captured at the first failure when the call is made at a pipeline's edge. */
-  #site: CallSite | undefined;
 
-  constructor(step: RetryCallStep<T>, next: Next<T>, scope: Scope, start: number) {
-    this.#step = step;
-    this.#options = step.resolved;
+  constructor(
+    options: ResolvedRetry<T>,
+    events: Events<RetryEvents<T>> | undefined,
+    next: Next<T>,
+    clock: Clock,
+    random: Random,
+    outer: Scope | undefined,
+    signal: AbortSignal | undefined,
+    limit: TimeLimit | undefined,
+    callbacks: Callbacks<T> = options,
+  ) {
+    this.options = options;
+    this.callbacks = callbacks;
+    this.#events = events;
     this.#next = next;
-    this.#scope = scope;
-    this.#start = start;
-    this.out = new Eventual<T>();
+    this.clock = clock;
+    this.random = random;
+    this.outer = outer;
+    this.#signal = signal;
+    this.limit = limit;
+    this.queue = limit !== undefined && limit.ms > 0 ? deadlinesOf(clock) : undefined;
   }
 
-  /** Makes the first attempt, after the first delay with `delayFirstAttempt`. */
-  begin(): void {
-    this.#claimBudget();
-    if (!this.#watch()) return;
-    if (!this.#options.delayFirstAttempt) {
-      this.#attemptNow();
+  /**
+   * Runs the call for a caller who awaits it: its promise. When nothing can end the call before its first
+   * attempt answers (no signal, no time limit, nothing to tell before or after it), the promise is that
+   * attempt's own, chained once: almost every call succeeds at once, and pays for nothing else.
+   */
+  run(): Promise<T> {
+    const signal = this.#signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    this.#begin();
+    if (signal === undefined && this.limit === undefined && this.#plainFirst()) {
+      const chained = this.#direct();
+      if (chained !== undefined) return chained;
+    }
+    capturing = this as RetryCall<unknown>;
+    const promise = new Promise<T>(
+      capture as (resolve: (v: T) => void, reject: (e: unknown) => void) => void,
+    );
+    capturing = undefined;
+    this.#go();
+    // A reaction to a promise the caller awaits: the caller's frames go on an error the call ends with.
+    return promise.then(undefined, atEdge);
+  }
+
+  /**
+   * Runs the call inside a pipeline (in `outer`): an `Eventual` of its outcome, or, when nothing can end the
+   * call before its first attempt answers with a promise, that promise chained once.
+   */
+  start(): T | PromiseLike<T> {
+    this.#begin();
+    const outer = this.outer;
+    if ((outer === undefined || !outer.canAbort) && this.limit === undefined && this.#plainFirst()) {
+      const chained = this.#direct();
+      if (chained !== undefined) return chained;
+    }
+    const out = new Eventual<T>();
+    this.out = out;
+    this.#go();
+    // A value the operation answered synchronously, accepted, is the step's answer as it is; a thenable's
+    // (one that settled synchronously, as in the simulator) stays in the `Eventual`.
+    return out.fulfilled && this.answeredValue ? (out.value as T) : out;
+  }
+
+  /**
+   * Goes on once the outcome has somewhere to go: hears the first attempt `#direct` made, when it answered
+   * no promise, or watches what may end the call early and makes the first attempt.
+   */
+  #go(): void {
+    const made = this.current;
+    if (made === undefined) {
+      if (this.#watch()) this.#first();
       return;
     }
-    this.#state = new RetryState(this.#options.policies);
-    let delay: number;
-    try {
-      delay = this.#state.firstWait(this.#scope.random);
-    } catch (broken) {
-      this.#broken(broken);
-      return;
-    }
-    this.#waitingFirst = true;
-    this.#cancelTimer = this.#scope.clock.setTimer(delay, () => this.#wakeFirst());
+    const pending = this.pending;
+    this.pending = undefined;
+    this.answeredValue = !(pending instanceof Thrown) && !isThenable(pending);
+    made.listen(pending);
   }
 
-  #wakeFirst(): void {
-    this.#cancelTimer = undefined;
-    if (this.#done) return;
-    this.#waitingFirst = false;
-    this.#start = this.#scope.clock.now();
-    this.#attemptNow();
+  /** Reads the start: shared between calls made close together when nothing depends on its precision. */
+  #begin(): void {
+    const clock = this.clock;
+    const options = this.options;
+    if (
+      (clock === systemClock || clock === unrefClock) &&
+      !options.timeBound &&
+      this.callbacks.onSuccess === undefined
+    ) {
+      this.#start = sharedStart();
+      this.#real = startWasReal;
+    } else this.#start = clock.now();
   }
 
-  /**
-   * Goes on from a first attempt that failed with `error` (made without a scope of its own); `site`, the
-   * caller's frames, go on the error the call ends with.
-   */
-  resume(error: unknown, site?: CallSite): void {
-    this.#site = site;
-    if (!this.#watch()) return;
-    this.#afterFailure(error, 1, undefined);
-  }
-
-  /**
-   * Goes on from a first attempt (made without a scope of its own) that answered with `value`, which
-   * `retryOnResult` answered with `verdict`: true, or a promise.
-   */
-  resumeJudging(value: T, verdict: unknown): void {
-    if (!this.#watch()) return;
-    this.#judged(value, 1, verdict, undefined);
-  }
-
-  /**
-   * The budget hears of this execution once: a step outside that uses it already counted the request,
-   * and then this step reports the attempts' outcomes in its place.
-   */
-  #claimBudget(): void {
-    const budget = this.#options.budget;
-    if (budget === undefined) return;
-    const outer = this.#scope.findClaim(budget);
-    if (outer === undefined) budget.request();
-    else outer.inner = true;
-  }
-
-  /**
-   * Goes on from a first attempt already running in `attempt` (the step's own scope, which nothing can
-   * abort) that answered with `result`.
-   */
-  adopt(attempt: Scope, result: PromiseLike<T>): void {
-    this.#attempt = attempt;
-    settleWith(
-      result,
-      (value) => this.#succeeded(attempt, value),
-      (error) => this.#failed(attempt, error),
+  /** Whether the first attempt needs nothing of the loop but a context and its outcome. */
+  #plainFirst(): boolean {
+    const callbacks = this.callbacks;
+    const options = this.options;
+    return (
+      (callbacks === options
+        ? options.plain
+        : options.plainPolicy &&
+          callbacks.onAttempt === undefined &&
+          callbacks.retryOnResult === undefined &&
+          callbacks.onSuccess === undefined) &&
+      (this.#events === undefined || !this.#events.any())
     );
   }
 
-  /** Starts watching the scope's abort; false, with the call ended, when it has aborted already. */
-  #watch(): boolean {
-    const scope = this.#scope;
-    if (scope.aborted) {
-      this.#finish();
-      this.#giveUpAborted(this.#retries);
-      return false;
-    }
-    if (scope.canAbort) this.#unwatch = scope.onAbort(() => this.#onAbort());
-    return true;
-  }
-
-  #attemptNow(): void {
-    const retries = this.#retries;
-    const elapsed = retries === 0 ? 0 : this.#scope.clock.now() - this.#start;
-    const budget = this.#options.budget;
-    const claim = budget === undefined ? undefined : { budget, inner: false };
-    const retriesLeft = this.#state?.retriesLeft() ?? this.#step.maxRetries;
-    // While `onAttempt` runs, the attempt has not started: an abort from it counts only those before.
-    this.#announcing = true;
-    this.#step.attempting(retries + 1, retries, retriesLeft, elapsed);
-    this.#announcing = false;
-    // A callback may have aborted the caller's signal, which ended the call.
-    if (this.#done) return;
-    const attempt = this.#scope.child({ attempt: retries + 1, retries, retriesLeft, elapsed, claim });
-    attempt.retryAttempt = true;
-    this.#attempt = attempt;
-    this.#claim = claim;
+  /**
+   * Makes the first attempt with nothing around it, for a call nothing can end before it answers. A native
+   * promise is chained (its value is the call's, its failure goes on in the loop); anything else is left
+   * in `#pending` for `#go`, and undefined returned.
+   */
+  #direct(): Promise<T> | undefined {
+    const attempt = new Attempt<T>(this, 1, 0, this.options.maxRetries, 0, undefined);
+    this.current = attempt;
     let result: T | PromiseLike<T>;
     try {
       result = this.#next(attempt);
     } catch (error) {
-      this.#failed(attempt, error);
-      return;
+      this.pending = new Thrown(error);
+      return undefined;
     }
-    // A step's eventual is heard by one object, where two closures would (and outlive the attempt as long).
-    if (result instanceof Eventual) result.listenBy(new AttemptOutcome(this, attempt));
-    else
-      settleWith(
-        result,
-        (value) => this.#succeeded(attempt, value),
-        (error) => this.#failed(attempt, error),
-      );
+    if (!(result instanceof Promise)) {
+      this.pending = result;
+      return undefined;
+    }
+    const failed = (error: unknown): PromiseLike<T> => this.#directFailed(attempt, error, callSite(failed));
+    try {
+      return result.then((value: T) => this.#directValue(attempt, value, failed), failed);
+    } catch (error) {
+      // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
+      this.pending = new Thrown(error);
+      return undefined;
+    }
   }
 
-  /** `attempt` answered with `value` (through `AttemptOutcome`). */
-  attemptSucceeded(attempt: Scope, value: T): void {
-    this.#succeeded(attempt, value);
+  /** The first attempt, made by `#direct`, answered `value`: the call's, unless it bailed. */
+  #directValue(
+    attempt: Attempt<T>,
+    value: T,
+    failed: (error: unknown) => PromiseLike<T>,
+  ): T | PromiseLike<T> {
+    if (attempt.bailed !== undefined || attempt.scope !== undefined) {
+      const bailed = attempt.takeBail();
+      if (bailed !== undefined) return failed(bailed);
+    }
+    return this.#directAccepted(attempt, value);
   }
 
-  /** `attempt` failed with `error` (through `AttemptOutcome`). */
-  attemptFailed(attempt: Scope, error: unknown): void {
-    this.#failed(attempt, error);
+  /** The first attempt, made by `#direct`, answered `value`, which ends the call. */
+  #directAccepted(attempt: Attempt<T>, value: T): T {
+    this.current = undefined;
+    attempt.end();
+    this.#done = true;
+    // A listener that came while it ran hears of it.
+    if (this.#events?.any() === true) this.#accepted(value, 1);
+    return value;
   }
 
-  /** Ends `attempt` if it is still the one in progress; false for a late or repeated outcome. */
-  #end(attempt: Scope): boolean {
-    if (this.#attempt !== attempt) return false;
-    this.#attempt = undefined;
-    attempt.release();
+  /**
+   * The first attempt, made by `#direct`, failed: the loop goes on from it, in a promise the caller's
+   * chains on (the error it may end with carries the caller's frames, `site`).
+   */
+  #directFailed(attempt: Attempt<T>, error: unknown, site: CallSite | undefined): PromiseLike<T> {
+    this.site = site;
+    const out = new Eventual<T>();
+    this.out = out;
+    attempt.failed(error);
+    return out;
+  }
+
+  /** Starts watching what may end the call early; false, with the call ended, when it has already. */
+  #watch(): boolean {
+    const outer = this.outer;
+    if (outer !== undefined) {
+      if (outer.aborted) {
+        this.#finish();
+        this.#giveUpAborted(outer.reason, 0);
+        return false;
+      }
+      if (outer.canAbort)
+        this.unwatchOuter = outer.onAbort(() => this.#aborted(outer.reason, outer.abortKind ?? "caller"));
+    }
+    const signal = this.#signal;
+    if (signal !== undefined) {
+      watch(signal, this);
+      this.watching = true;
+    }
     return true;
   }
 
-  #succeeded(attempt: Scope, value: T): void {
+  /** The caller's signal aborted. */
+  signalAborted(): void {
+    this.watching = false;
+    this.#aborted((this.#signal as AbortSignal).reason, "caller");
+  }
+
+  /** Whether what may end the call early has: the retry step's scope, or the caller's signal. */
+  #isAborted(): boolean {
+    return this.outer?.aborted === true || this.#signal?.aborted === true;
+  }
+
+  /** Why it did. */
+  #abortReason(): unknown {
+    const outer = this.outer;
+    return outer?.aborted === true ? outer.reason : this.#signal?.reason;
+  }
+
+  /** Makes the first attempt, after the first delay with `delayFirstAttempt`. */
+  #first(): void {
+    this.#claimBudget();
+    const options = this.options;
+    if (!options.delayFirstAttempt) {
+      this.#attemptNow();
+      return;
+    }
+    this.state = new RetryState(options.policies);
+    let delay: number;
+    try {
+      delay = this.state.firstWait(this.random);
+    } catch (broken) {
+      this.#broken(broken);
+      return;
+    }
+    this.waitingFirst = true;
+    this.cancelTimer = this.clock.setTimer(delay, () => this.#wakeFirst());
+  }
+
+  #wakeFirst(): void {
+    this.cancelTimer = undefined;
+    if (this.#done) return;
+    this.waitingFirst = false;
+    this.#start = this.clock.now();
+    this.#real = undefined;
+    this.#attemptNow();
+  }
+
+  /**
+   * The budget hears of this execution once: a step outside that uses it already counted the request,
+   * and then this call reports the attempts' outcomes in its place.
+   */
+  #claimBudget(): void {
+    const budget = this.options.budget;
+    if (budget === undefined) return;
+    const outer = this.outer?.findClaim(budget);
+    if (outer === undefined) budget.request();
+    else outer.inner = true;
+  }
+
+  /** Milliseconds since the first attempt began. */
+  #elapsed(): number {
+    const real = this.#real;
+    if (real !== undefined) {
+      // A shared reading of a clock replaced since (fake timers) cannot be compared with it: from now on.
+      if (!sharedStartFits(real)) this.#start = this.clock.now();
+      this.#real = undefined;
+    }
+    return this.clock.now() - this.#start;
+  }
+
+  #attemptNow(): void {
+    const retries = this.#retries;
+    const elapsed = retries === 0 ? 0 : this.#elapsed();
+    const budget = this.options.budget;
+    const claim = budget === undefined ? undefined : { budget, inner: false };
+    const retriesLeft = this.state?.retriesLeft() ?? this.options.maxRetries;
+    // While `onAttempt` runs, the attempt has not started: an abort from it counts only those before.
+    this.announcing = true;
+    this.#attempting(retries + 1, retries, retriesLeft, elapsed);
+    this.announcing = false;
+    // A callback may have aborted the caller's signal, which ended the call.
+    if (this.#done) return;
+    const attempt = new Attempt<T>(this, retries + 1, retries, retriesLeft, elapsed, claim);
+    this.current = attempt;
+    this.claim = claim;
+    const limit = this.limit;
+    if (limit !== undefined) {
+      const queue = this.queue;
+      if (queue !== undefined) queue.add(attempt, limit.ms);
+      else attempt.cancel = this.clock.setTimer(limit.ms, () => attempt.expire());
+    }
+    let result: T | PromiseLike<T>;
+    try {
+      result = this.#next(attempt);
+    } catch (error) {
+      this.answeredValue = false;
+      attempt.failed(error);
+      return;
+    }
+    this.answeredValue = !(result instanceof Promise) && !isThenable(result);
+    attempt.listen(result);
+  }
+
+  /** `attempt` answered with `value`. */
+  succeeded(attempt: Attempt<T>, value: T): void {
     if (!this.#end(attempt)) return;
-    const reportTo = this.#claim?.inner === false ? this.#options.budget : undefined;
+    const reportTo = this.claim?.inner === false ? this.options.budget : undefined;
     const bailed = attempt.takeBail();
     if (bailed !== undefined) {
       this.#afterFailure(bailed, attempt.attempt, reportTo);
       return;
     }
-    const retryOnResult = this.#options.retryOnResult;
+    const retryOnResult = this.callbacks.retryOnResult;
     let verdict: unknown;
     try {
       verdict = retryOnResult?.(value);
@@ -265,6 +482,24 @@ export class RetryCall<T> {
       return;
     }
     this.#judged(value, attempt.attempt, verdict, reportTo);
+  }
+
+  /** `attempt` failed with `error`. */
+  failed(attempt: Attempt<T>, error: unknown): void {
+    if (!this.#end(attempt)) return;
+    this.#afterFailure(
+      attempt.takeBail() ?? error,
+      attempt.attempt,
+      this.claim?.inner === false ? this.options.budget : undefined,
+    );
+  }
+
+  /** Ends `attempt` if it is still the one in progress; false for a late or repeated outcome. */
+  #end(attempt: Attempt<T>): boolean {
+    if (this.current !== attempt) return false;
+    this.current = undefined;
+    attempt.end();
+    return true;
   }
 
   /**
@@ -294,48 +529,35 @@ export class RetryCall<T> {
       this.#afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
       return;
     }
-    this.#step.accepted(value, attemptNumber, this.#scope.clock, this.#start, this.#idle);
+    this.#accepted(value, attemptNumber);
     reportTo?.success();
     this.#finish();
-    this.out.resolve(value);
+    (this.out as Out<T>).resolve(value);
   }
 
-  #failed(attempt: Scope, error: unknown): void {
-    if (!this.#end(attempt)) return;
-    this.#afterFailure(
-      attempt.takeBail() ?? error,
-      attempt.attempt,
-      this.#claim?.inner === false ? this.#options.budget : undefined,
-    );
-  }
-
-  /** `reportTo`: the budget to tell of the failure, when this step is the one that tells it. */
+  /** `reportTo`: the budget to tell of the failure, when this call is the one that tells it. */
   #afterFailure(error: unknown, attemptNumber: number, reportTo: { failure(): void } | undefined): void {
-    const options = this.#options;
-    const scope = this.#scope;
-    const clock = scope.clock;
-    if (Number.isNaN(this.#start)) this.#start = clock.now();
-    if (scope.aborted) {
+    if (this.#isAborted()) {
       this.#finish();
-      this.#giveUpAborted(attemptNumber);
+      this.#giveUpAborted(this.#abortReason(), attemptNumber);
       return;
     }
     if (error instanceof BrokenCircuitError) {
       // A breaker inside refused the attempt: nothing reached the service, and retrying into an open
       // circuit only adds load; the call ends with the breaker's error.
-      this.#giveUp(error, "breaker", attemptNumber - 1, clock.now() - this.#start);
+      this.#giveUp(error, "breaker", attemptNumber - 1, this.#elapsed());
       return;
     }
     reportTo?.failure();
-    this.#step.failedAttempt(error, this.#retries);
+    this.#failedAttempt(error, this.#retries);
     // A callback may have aborted the caller's signal, which ended the call.
     if (this.#done) return;
     if (error instanceof PermanentError) {
-      this.#giveUp(error, "permanent", attemptNumber, clock.now() - this.#start);
+      this.#giveUp(error, "permanent", attemptNumber, this.#elapsed());
       return;
     }
     firstMatch(
-      options.policies,
+      this.options.policies,
       error,
       (index) => this.#matched(error, attemptNumber, index),
       (broken) => this.#broken(broken),
@@ -344,7 +566,7 @@ export class RetryCall<T> {
 
   /** Once the error is known to fall to policy `index` (-1: none): asks `shouldConsumeRetry`, if given. */
   #matched(error: unknown, attemptNumber: number, index: number): void {
-    const ask = this.#options.shouldConsumeRetry;
+    const ask = this.callbacks.shouldConsumeRetry;
     if (index < 0 || ask === undefined || this.#free >= MAX_FREE_RETRIES) {
       this.#decide(error, attemptNumber, index, false);
       return;
@@ -360,25 +582,23 @@ export class RetryCall<T> {
   #broken(error: unknown): void {
     if (this.#done) return;
     this.#finish();
-    this.out.reject(error);
+    (this.out as Out<T>).reject(error);
   }
 
   /** Decides on a retry (a `free` one or not) once the error is known to fall to policy `index` (-1: none). */
   #decide(error: unknown, attemptNumber: number, index: number, free: boolean): void {
     // The caller's abort may have ended the call while an async predicate was pending.
     if (this.#done) return;
-    const options = this.#options;
-    const scope = this.#scope;
-    const clock = scope.clock;
-    const elapsed = clock.now() - this.#start;
-    this.#state ??= new RetryState(options.policies);
+    const options = this.options;
+    const elapsed = this.#elapsed();
+    this.state ??= new RetryState(options.policies);
     let decision: ReturnType<RetryState["decide"]>;
     try {
-      decision = this.#state.decide(
+      decision = this.state.decide(
         index,
         error,
         { attempt: attemptNumber, retries: this.#retries, elapsed },
-        scope.random,
+        this.random,
         free,
       );
     } catch (broken) {
@@ -395,92 +615,337 @@ export class RetryCall<T> {
     }
     if (free) this.#free += 1;
     const { delay } = decision;
-    this.#step.retrying(error, this.#retries, delay, attemptNumber, elapsed, decision.policy);
+    this.#retrying(error, this.#retries, delay, attemptNumber, elapsed, decision.policy);
     // A callback may have aborted the caller's signal: stop before sleeping.
     if (this.#done) return;
-    if (scope.aborted) {
+    if (this.#isAborted()) {
       this.#finish();
-      this.#giveUpAborted(attemptNumber);
+      this.#giveUpAborted(this.#abortReason(), attemptNumber);
       return;
     }
-    this.#sleptFrom = clock.now();
+    const clock = this.clock;
+    this.sleptFrom = clock.now();
     // Made at the first sleep, not with the call: most calls never sleep.
-    this.#wakeUp ??= () => this.#wake();
-    this.#cancelTimer = clock.setTimer(delay, this.#wakeUp);
+    this.wakeUp ??= () => this.#wake();
+    this.cancelTimer = clock.setTimer(delay, this.wakeUp);
   }
 
   /** Adds the backoff sleep in progress, if any, to the time slept. */
   #woke(): void {
-    if (this.#sleptFrom === undefined) return;
-    this.#idle += this.#scope.clock.now() - this.#sleptFrom;
-    this.#sleptFrom = undefined;
+    if (this.sleptFrom === undefined) return;
+    this.#idle += this.clock.now() - this.sleptFrom;
+    this.sleptFrom = undefined;
   }
 
   #wake(): void {
-    this.#cancelTimer = undefined;
+    this.cancelTimer = undefined;
     if (this.#done) return;
     this.#woke();
     this.#retries += 1;
     this.#attemptNow();
   }
 
-  #onAbort(): void {
+  /**
+   * The retry step's scope or the caller's signal aborted: the call ends at once with `reason`, and the
+   * attempt in progress, if any, is aborted with it.
+   */
+  #aborted(reason: unknown, kind: AbortKind): void {
     if (this.#done) return;
-    this.#unwatch = undefined;
-    // The attempt's scope aborts with this one, right after.
-    this.#attempt = undefined;
+    const attempt = this.current;
+    this.current = undefined;
     this.#finish();
-    this.#giveUpAborted(this.#waitingFirst ? 0 : this.#retries + (this.#announcing ? 0 : 1));
+    this.#giveUpAborted(reason, this.waitingFirst ? 0 : this.#retries + (this.announcing ? 0 : 1));
+    if (attempt !== undefined) {
+      attempt.abort(reason, kind);
+      attempt.end();
+    }
   }
 
-  #giveUpAborted(attempts: number): void {
-    if (Number.isNaN(this.#start)) this.#start = this.#scope.clock.now();
+  #giveUpAborted(reason: unknown, attempts: number): void {
     this.#woke();
-    const reason = this.#scope.reason;
-    this.#step.gaveUp(reason, "aborted", attempts, this.#scope.clock.now() - this.#start, this.#idle, false);
-    this.out.reject(reason);
+    this.#gaveUp(reason, "aborted", attempts, this.#elapsed(), this.#idle, false);
+    (this.out as Out<T>).reject(reason);
   }
 
   /** Ends the call with the last outcome: the value `retryOnResult` kept rejecting, or the error as it was. */
   #giveUp(error: unknown, reason: GiveUpReason, attempts: number, elapsed: number): void {
     this.#finish();
     if (error instanceof RetryableResultError) {
-      this.#step.gaveUp(error.value, reason, attempts, elapsed, this.#idle, true);
-      this.out.resolve(error.value as T);
+      this.#gaveUp(error.value, reason, attempts, elapsed, this.#idle, true);
+      (this.out as Out<T>).resolve(error.value as T);
       return;
     }
     const final = unwrapPermanent(error);
     report(final, { reason, attempts, elapsed, idle: this.#idle });
-    addCallSite(final, this.#site);
-    this.#step.gaveUp(final, reason, attempts, elapsed, this.#idle, false);
-    this.out.reject(final);
+    addCallSite(final, this.site);
+    this.#gaveUp(final, reason, attempts, elapsed, this.#idle, false);
+    (this.out as Out<T>).reject(final);
   }
 
-  /** Marks the call settled and removes its timer and its hook. */
+  /** Marks the call settled and removes its timer and its hooks. */
   #finish(): void {
     this.#done = true;
-    this.#cancelTimer?.();
-    this.#cancelTimer = undefined;
-    this.#unwatch?.();
-    this.#unwatch = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.unwatchOuter?.();
+    this.unwatchOuter = undefined;
+    if (this.watching) {
+      this.watching = false;
+      unwatch(this.#signal as AbortSignal, this);
+    }
+  }
+
+  /** Where a callback's or listener's throw goes. */
+  #onCallbackError(): (error: unknown, callback: string) => void {
+    return this.callbacks.onCallbackError ?? this.options.onCallbackError;
+  }
+
+  // What the call tells its callbacks and the retry step's listeners. A callback or listener that throws
+  // is reported to `onCallbackError` and never changes the call.
+
+  /** When `value` ends the call (retryOnResult did not ask for another attempt). */
+  #accepted(value: T, attempt: number): void {
+    const options = this.options;
+    // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
+    const hooks = options.successHooks;
+    for (let i = 0; i < hooks.length; i++) hooks[i]?.success?.();
+    const onSuccess = this.callbacks.onSuccess;
+    const events = this.#events;
+    const listened = events?.has("success") === true;
+    if (onSuccess === undefined && !listened) return;
+    const elapsed = this.#elapsed();
+    const idle = this.#idle;
+    if (onSuccess !== undefined) {
+      const stats: RetryStats = { attempts: attempt, elapsed, idle };
+      safeCall(this.#onCallbackError(), "onSuccess", () => onSuccess(value, stats));
+    }
+    if (listened) events?.emit("success", { value, attempt, elapsed, idle });
+  }
+
+  /** Before each attempt: `onAttempt` and the `attempt` event. */
+  #attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void {
+    const onAttempt = this.callbacks.onAttempt;
+    const events = this.#events;
+    const listened = events?.has("attempt") === true;
+    if (onAttempt === undefined && !listened) return;
+    const event: AttemptEvent = { attempt, retries, retriesLeft, elapsed };
+    if (onAttempt !== undefined) safeCall(this.#onCallbackError(), "onAttempt", () => onAttempt(event));
+    if (listened) events?.emit("attempt", event);
+  }
+
+  /** After every failed attempt: `onError` and the `error` event. */
+  #failedAttempt(error: unknown, retries: number): void {
+    const onError = this.callbacks.onError;
+    if (onError !== undefined) safeCall(this.#onCallbackError(), "onError", () => onError(error, retries));
+    const events = this.#events;
+    if (events?.has("error") === true) events.emit("error", { error, retries });
+  }
+
+  /** Before a backoff sleep: `onRetry` and the `retry` event. */
+  #retrying(
+    error: unknown,
+    retries: number,
+    delay: number,
+    attempt: number,
+    elapsed: number,
+    policy: number,
+  ): void {
+    const onRetry = this.callbacks.onRetry;
+    const events = this.#events;
+    const listened = events?.has("retry") === true;
+    if (onRetry === undefined && !listened) return;
+    const last = this.options.policies.length - 1;
+    const event: RetryEvent = {
+      error,
+      retries,
+      delay,
+      attempt,
+      elapsed,
+      rule: policy === last ? -1 : policy,
+    };
+    if (onRetry !== undefined) safeCall(this.#onCallbackError(), "onRetry", () => onRetry(event));
+    if (listened) events?.emit("retry", event);
+  }
+
+  /** When the call stops retrying: `onGiveUp` and the `giveUp` event. */
+  #gaveUp(
+    outcome: unknown,
+    reason: GiveUpReason,
+    attempts: number,
+    elapsed: number,
+    idle: number,
+    isValue: boolean,
+  ): void {
+    const onGiveUp = this.callbacks.onGiveUp;
+    const events = this.#events;
+    const listened = events?.has("giveUp") === true;
+    if (onGiveUp === undefined && !listened) return;
+    const event: GiveUpEvent = { reason, outcome, isValue, attempts, elapsed, idle };
+    if (onGiveUp !== undefined) safeCall(this.#onCallbackError(), "onGiveUp", () => onGiveUp(event));
+    if (listened) events?.emit("giveUp", event);
   }
 }
 
-/** What hears one attempt's outcome for its call. */
-class AttemptOutcome<T> implements OutcomeListener<T> {
-  readonly #call: RetryCall<T>;
-  readonly #attempt: Scope;
+/** A first attempt's throw, kept for `#go` (see `#direct`). */
+class Thrown {
+  readonly error: unknown;
+  constructor(error: unknown) {
+    this.error = error;
+  }
+}
 
-  constructor(call: RetryCall<T>, attempt: Scope) {
+/**
+ * One attempt's context: the fields the operation reads, a signal made only when read, and `bail`. It hears
+ * the attempt's outcome for its call.
+ */
+class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
+  readonly #call: RetryCall<T>;
+  readonly attempt: number;
+  readonly retries: number;
+  readonly retriesLeft: number;
+  readonly elapsed: number;
+  readonly claim: BudgetClaim | undefined;
+  // Set only once an attempt needs them, so that one that answers at once sets none of them.
+  /** Why it was aborted, and how (`kind` undefined while it was not). */
+  declare reason: unknown;
+  declare kind: AbortKind | undefined;
+  /** The scope a step or pipeline made of it (see pipeline/link.ts). */
+  declare scope: LinkedScope | undefined;
+  /** What `bail` left, for the call to end with. */
+  declare bailed: PermanentError | undefined;
+  // As a deadline in the clock's shared queue (see `Deadline`), when it runs under a time limit.
+  declare at: number;
+  declare prev: Deadline | undefined;
+  declare next: Deadline | undefined;
+  declare lane: Deadline["lane"];
+  /** Cancels its time limit's timer, on a clock without a deadline queue. */
+  declare cancel: CancelTimer | undefined;
+  declare private controller: AbortController | undefined;
+  declare private bailer: ((error?: unknown) => void) | undefined;
+
+  constructor(
+    call: RetryCall<T>,
+    attempt: number,
+    retries: number,
+    retriesLeft: number,
+    elapsed: number,
+    claim: BudgetClaim | undefined,
+  ) {
     this.#call = call;
-    this.#attempt = attempt;
+    this.attempt = attempt;
+    this.retries = retries;
+    this.retriesLeft = retriesLeft;
+    this.elapsed = elapsed;
+    this.claim = claim;
   }
 
-  heard(value: T): void {
-    this.#call.attemptSucceeded(this.#attempt, value);
+  get [LINKED](): true {
+    return true;
+  }
+
+  get timeout(): number {
+    const call = this.#call;
+    return call.limit?.ms ?? call.outer?.timeout ?? Number.POSITIVE_INFINITY;
+  }
+
+  get hedge(): number {
+    return this.#call.outer?.hedge ?? 1;
+  }
+
+  get clock(): Clock {
+    return this.#call.clock;
+  }
+
+  get random(): Random {
+    return this.#call.random;
+  }
+
+  get parent(): Scope | undefined {
+    return this.#call.outer;
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.kind !== undefined) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  get bail(): (error?: unknown) => void {
+    this.bailer ??= (error?: unknown) => {
+      this.bailed ??= error instanceof PermanentError ? error : new PermanentError(error);
+    };
+    return this.bailer;
+  }
+
+  /** What `bail` left, on this context or on its scope, taken off it; undefined when it was not called. */
+  takeBail(): PermanentError | undefined {
+    const bailed = this.bailed ?? (this.scope?.takeBail() as PermanentError | undefined);
+    this.bailed = undefined;
+    return bailed;
+  }
+
+  /** Hears of `result`, what the attempt answered: a value, a promise, an `Eventual` or another thenable. */
+  listen(result: unknown): void {
+    if (result instanceof Thrown) {
+      this.failed(result.error);
+      return;
+    }
+    if (result instanceof Promise) {
+      try {
+        result.then(
+          (value: T) => this.answered(value),
+          (error: unknown) => this.failed(error),
+        );
+      } catch (error) {
+        // A promise whose `then` throws (a hostile subclass's): that is the attempt's error.
+        this.failed(error);
+      }
+      return;
+    }
+    settleWith(
+      result as T | PromiseLike<T>,
+      (value) => this.answered(value),
+      (error) => this.failed(error),
+    );
+  }
+
+  answered(value: T): void {
+    this.#call.succeeded(this, value);
   }
 
   failed(error: unknown): void {
-    this.#call.attemptFailed(this.#attempt, error);
+    this.#call.failed(this, error);
+  }
+
+  /** Its time ran out: its signal aborts, then it fails with a `TimeoutError`. */
+  expire(): void {
+    const call = this.#call;
+    if (call.current !== this) return;
+    const limit = call.limit as TimeLimit;
+    // Made in a timer callback, where a stack says nothing about the caller: none is captured.
+    const error = withoutStack(() => new TimeoutError(limit.ms));
+    // Aborted while the caller's signal is still watched: a caller's abort that the attempt's signal sets
+    // off ends the call first (and then the listeners hear of the time).
+    this.abort(error, "timeout");
+    limit.timedOut?.(this.attempt);
+    this.failed(error);
+  }
+
+  /** Aborts its signal and its scope, once. */
+  abort(reason: unknown, kind: AbortKind): void {
+    if (this.kind !== undefined) return;
+    this.reason = reason;
+    this.kind = kind;
+    this.controller?.abort(reason);
+    this.scope?.abort(reason, kind);
+  }
+
+  /** The attempt is over: its time limit goes, and its scope lets go of the one outside. */
+  end(): void {
+    if (this.lane !== undefined) this.#call.queue?.remove(this);
+    this.cancel?.();
+    this.scope?.release();
   }
 }

@@ -1,15 +1,16 @@
 /**
- * The short form: `retry(op, options)` and `wrap(fn, options)` build a pipeline from one options object,
- * in a fixed order (retry → breaker → timeout → hedge → chaos → operation): the retry step outermost,
- * then for each attempt the breaker, the attempt's timeout, hedging within it, and injected faults.
+ * The short form: `retry(op, options)` and `wrap(fn, options)` run the retry loop (./call.ts) over the
+ * operation, with the per-attempt timeout kept by the loop, and inside each attempt the steps the options
+ * name, in a fixed order (breaker → hedge → chaos → operation), each made by its feature's own import.
  */
-import { BreakerStep } from "../breaker/step.js";
 import { OptionError } from "../core/errors.js";
-import { type ExecutionContext, RootScope, Scope } from "../pipeline/context.js";
-import { type Operation, Pipeline, runAtEdge } from "../pipeline/pipeline.js";
-import type { Next, Step } from "../pipeline/step.js";
+import type { ExecutionContext } from "../pipeline/context.js";
+import { Pipeline } from "../pipeline/pipeline.js";
+import { type Next, SHORT_FORM_STEP, type Step } from "../pipeline/step.js";
 import {
   type AttemptContext,
+  type Callbacks,
+  callbacksOnly,
   FUNCTION_KEYS,
   type ResolvedOptions,
   type RetryOptions,
@@ -17,106 +18,66 @@ import {
   withFunctions,
 } from "../policy/options.js";
 import { TimeoutStep } from "../timeout/step.js";
-import { FirstPlan, runFirst } from "./first.js";
-import { plainFirst, RetryStep } from "./step.js";
+import { RetryCall, type TimeLimit } from "./call.js";
+import { RetryStep } from "./step.js";
 
-/** The short form's options, checked, with the pipeline they build. */
+/** The short form's options, checked, and what a call runs on them. */
 interface Resolution<T> {
   readonly options: ResolvedOptions<T>;
+  /** The per-attempt time limit; undefined for none. */
+  readonly limit: TimeLimit | undefined;
   /**
-   * The pipeline; undefined when the steps are a retry step and at most a timeout (`first`), whose pipeline
-   * is made only when a call needs it (see `runOf`).
+   * The steps inside the retry step, outermost first: the breaker's, then the hedge and chaos steps the
+   * options hold. Empty for most options.
    */
-  readonly pipeline: Pipeline | undefined;
-  /** What a call runs: the pipeline, or its retry step when that is all it holds (one layer fewer). */
-  readonly run: Step;
-  /**
-   * When the pipeline holds only a retry step and maybe a timeout: those two, for a call that may make its
-   * first attempt without the pipeline (see `runFirst`). Bound to the call's own callbacks and predicates
-   * when only those differ from kept options (see `FirstPlan.bind`): `options.retry` and `run` are then
-   * the kept resolution's, and unused (the first attempt runs on the plan, and the call goes on with the
-   * step it makes).
-   */
-  readonly first: FirstPlan<T> | undefined;
+  readonly inner: readonly Step[];
+  /** The callbacks and predicates a call tells and asks (see `Callbacks`). */
+  readonly callbacks: Callbacks<T>;
 }
 
-/**
- * The pipeline the short form's options stand for, and what runs it: the retry step alone when it is all the
- * pipeline holds. `own`: it runs only under `retry` or `wrap`, never as
- * a step of a pipeline of the caller's, which could put steps inside its retry step.
- */
-function build<T>(resolved: ResolvedOptions<T>, own = true): Resolution<T> {
-  const retryStep = new RetryStep(resolved.retry);
-  const list: Step[] = [retryStep];
-  if (resolved.breaker !== undefined) {
-    // A value retryOnResult retries is a failure to the breaker too.
-    list.push(
-      new BreakerStep(resolved.breaker, {
-        handlesResult: resolved.retry.retryOnResult as (value: unknown) => boolean | PromiseLike<boolean>,
-      }),
+/** What a call on `resolved` runs. */
+function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
+  const inner: Step[] = [];
+  // A value retryOnResult retries is a failure to the breaker too.
+  const breaker = resolved.breaker;
+  if (breaker !== undefined)
+    inner.push(
+      breaker[SHORT_FORM_STEP](
+        resolved.retry.retryOnResult as (value: unknown) => boolean | PromiseLike<boolean>,
+      ),
     );
-  }
-  const limit =
-    resolved.timeout === Number.POSITIVE_INFINITY ? undefined : new TimeoutStep({ ms: resolved.timeout });
-  if (limit !== undefined) list.push(limit);
   // Steps the app made with the feature's own function (`steps.hedge(…)`, `steps.chaos(…)`), so that their
   // code reaches only the bundles of apps that use them.
-  if (resolved.hedge !== undefined) list.push(resolved.hedge);
-  if (resolved.chaos !== undefined) list.push(resolved.chaos);
-  const first =
-    own && list.length === (limit === undefined ? 1 : 2)
-      ? new FirstPlan(retryStep, limit, resolved.clock, resolved.random)
-      : undefined;
-  if (first !== undefined)
-    return { options: resolved, pipeline: undefined, run: runOf(retryStep, limit), first };
-  const pipeline = new Pipeline(list);
-  return { options: resolved, pipeline, run: pipeline, first };
-}
-
-/**
- * What runs a retry step and at most a per-attempt timeout: the retry step alone, or the pipeline of the
- * two, made when a call first needs it (most calls make their first attempt without it, see `runFirst`).
- */
-function runOf<T>(retryStep: RetryStep<T>, limit: TimeoutStep | undefined): Step {
-  if (limit === undefined) return retryStep;
-  let pipeline: Pipeline | undefined;
+  if (resolved.hedge !== undefined) inner.push(resolved.hedge);
+  if (resolved.chaos !== undefined) inner.push(resolved.chaos);
+  const ms = resolved.timeout;
   return {
-    execute<R>(next: Next<R>, context: ExecutionContext): R | PromiseLike<R> {
-      pipeline ??= new Pipeline([retryStep, limit]);
-      return pipeline.execute(next, context);
-    },
+    options: resolved,
+    limit: ms === Number.POSITIVE_INFINITY ? undefined : { ms },
+    inner,
+    callbacks: resolved.retry,
   };
 }
 
 /**
  * The resolution of `options` made from `resolution`, for options that hold what it was resolved from but
  * for their callbacks and predicates (`FUNCTION_KEYS`; a callback written inline is a new function at each
- * call; see `FUNCTIONS`): only those are checked, and a new retry step made around them, or, when the first
- * attempt runs without it, only when the call needs it (see `FirstPlan.bind`). Undefined unless the
- * steps are a retry step and at most a timeout.
+ * call; see `FUNCTIONS`): only those are checked. Undefined when steps run inside the retry step (a breaker
+ * is made around `retryOnResult`), or the options have rules.
  */
 function rebind<T>(resolution: Resolution<T>, options: RetryOptions<T>): Resolution<T> | undefined {
-  // A retry step alone, or with a timeout (what a first attempt is planned for): no other step to rebuild.
-  const plan = resolution.first;
-  if (plan === undefined) return undefined;
+  if (resolution.inner.length > 0) return undefined;
   const resolved = resolution.options;
+  // Only callbacks differ: the call runs on the kept resolution, the options object its callbacks.
+  if (callbacksOnly(resolved.retry, options)) {
+    return { options: resolved, limit: resolution.limit, inner: resolution.inner, callbacks: options };
+  }
   const retry = withFunctions(resolved.retry, options);
   if (retry === undefined) return undefined;
-  // A first attempt made on the kept plan, as it would be made on one of these functions: none is called.
-  if (plan.direct && plan.step.plainFirstAttempt() && plainFirst(retry)) {
-    // Built field by field (a spread is slower here).
-    const { options, pipeline, run } = resolution;
-    return { options, pipeline, run, first: plan.bind(retry) };
-  }
-  const retryStep = new RetryStep<T>(retry);
-  // The timeout step is the same: it is made from `timeout` alone, the same number.
-  const limit = plan.limit;
-  const first = new FirstPlan<T>(retryStep, limit, resolved.clock, resolved.random);
-  const run = runOf(retryStep, limit);
   return {
     // Built field by field, in the order `resolveOptions` makes them (a spread is slower here).
     options: {
-      retry: retryStep.resolved,
+      retry,
       timeout: resolved.timeout,
       signal: resolved.signal,
       clock: resolved.clock,
@@ -125,9 +86,9 @@ function rebind<T>(resolution: Resolution<T>, options: RetryOptions<T>): Resolut
       hedge: resolved.hedge,
       chaos: resolved.chaos,
     },
-    pipeline: undefined,
-    run,
-    first,
+    limit: resolution.limit,
+    inner: resolution.inner,
+    callbacks: retry,
   };
 }
 
@@ -414,16 +375,34 @@ function checkOperation(operation: unknown): void {
   if (typeof operation !== "function") throw new OptionError("operation", operation, "a function");
 }
 
-/** Runs `operation` through a resolution's pipeline, on its signal, clock and randomness. */
-function run<T>(
-  resolution: Resolution<T>,
-  operation: Operation<T>,
-  signal: AbortSignal | undefined,
-): Promise<T> {
-  const { clock, random } = resolution.options;
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  const scope = signal === undefined ? new Scope(clock, random) : new RootScope(clock, random, signal);
-  return runAtEdge(scope, resolution.run, operation, true);
+/** Runs the steps from `steps[index]` on, then `operation`, in `context`. */
+function through<T>(
+  steps: readonly Step[],
+  index: number,
+  operation: Next<T>,
+  context: ExecutionContext,
+): T | PromiseLike<T> {
+  const step = steps[index];
+  if (step === undefined) return operation(context);
+  return step.execute((inner) => through(steps, index + 1, operation, inner), context);
+}
+
+/** Runs one call of `operation` on a resolution, watching the caller's `signal`. */
+function run<T>(resolution: Resolution<T>, operation: Next<T>, signal: AbortSignal | undefined): Promise<T> {
+  const { retry, clock, random } = resolution.options;
+  const inner = resolution.inner;
+  const next: Next<T> = inner.length === 0 ? operation : (context) => through(inner, 0, operation, context);
+  return new RetryCall(
+    retry,
+    undefined,
+    next,
+    clock,
+    random,
+    undefined,
+    signal,
+    resolution.limit,
+    resolution.callbacks,
+  ).run();
 }
 
 /**
@@ -442,13 +421,7 @@ export function retry<T>(
   try {
     checkOperation(operation);
     const resolution = resolveOnce(options);
-    const signal = signalOf(options);
-    const first = resolution.first;
-    if (first !== undefined) {
-      const out = runFirst(first, operation, signal);
-      if (out !== undefined) return out;
-    }
-    return run(resolution, operation, signal);
+    return run(resolution, operation, signalOf(options));
   } catch (error) {
     return Promise.reject(error);
   }
@@ -470,35 +443,37 @@ export function wrap<A extends unknown[], T, This = unknown>(
   checkOperation(operation);
   const resolution = build(resolveOptions(options));
   const signal = resolution.options.signal;
-  // The first attempt without the pipeline, as `retry` makes it.
-  const first = resolution.first;
   // Called bare without arguments (the common case), a call allocates neither an argument list nor a
   // closure.
   const bare = operation as unknown as (context: AttemptContext) => T | PromiseLike<T>;
   const direct = (context: AttemptContext) => bare(context);
   return function wrapped(this: This): Promise<T> {
     // biome-ignore lint/complexity/noArguments: reading `arguments` (not a rest list) keeps the no-argument call free of allocations
-    if (arguments.length === 0 && this === undefined) {
-      const out = first === undefined ? undefined : runFirst(first, direct, signal);
-      return out ?? run(resolution, direct, signal);
-    }
+    if (arguments.length === 0 && this === undefined) return run(resolution, direct, signal);
     // biome-ignore lint/complexity/noArguments: as above
     const args = Array.prototype.slice.call(arguments) as A;
-    const withArgs = (context: AttemptContext) => operation.call(this, context, ...args);
-    const out = first === undefined ? undefined : runFirst(first, withArgs, signal);
-    return out ?? run(resolution, withArgs, signal);
+    return run(resolution, (context: AttemptContext) => operation.call(this, context, ...args), signal);
   } as (this: This, ...args: A) => Promise<T>;
 }
 
 /**
- * The pipeline `retry` and `wrap` build from `options` (checked at once): to run it yourself, or to use
- * it as a step of a bigger one. The options' `signal`, `clock` and `random` belong to an execution: pass
- * them to `execute`.
+ * The pipeline `retry` and `wrap` stand for, built from `options` (checked at once): to run it yourself,
+ * or to use it as a step of a bigger one. The options' `signal`, `clock` and `random` belong to an
+ * execution: pass them to `execute`.
  *
  * @example
  * const p = retryPipeline({ maxRetries: 3, timeout: 2000 });
  * await p.execute(op, { signal });
  */
 export function retryPipeline<T = unknown>(options?: RetryOptions<T>): Pipeline {
-  return build(resolveOptions(options), false).pipeline as Pipeline;
+  const resolution = build(resolveOptions(options));
+  const resolved = resolution.options;
+  const inner = resolution.inner;
+  const steps: Step[] = [new RetryStep(resolved.retry)];
+  // The breaker's step, then the time limit, then hedging and faults inside it.
+  const breakerSteps = resolved.breaker === undefined ? 0 : 1;
+  steps.push(...inner.slice(0, breakerSteps));
+  if (resolution.limit !== undefined) steps.push(new TimeoutStep({ ms: resolution.limit.ms }));
+  steps.push(...inner.slice(breakerSteps));
+  return new Pipeline(steps);
 }

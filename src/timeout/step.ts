@@ -87,17 +87,11 @@ export class TimeoutStep implements Step {
   }
 }
 
-/** `new Promise(capture)` hands its resolving functions to the run in `capturing`: no closure per run. */
-let capturing: TimedRun<unknown> | undefined;
-function capture(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
-  (capturing as TimedRun<unknown>).settleWith(resolve, reject);
-}
-
 /**
  * One run of what is inside a timeout step, under its limit: the limit is a deadline in the real clock's
- * shared queue (or a timer of its own on any other clock), and the run is its own listener. Over an
- * operation that answers with a native promise the step answers with one too; over anything else (a value,
- * a thenable that settles synchronously, as in the simulator) with an `Eventual`.
+ * shared queue (or a timer of its own on any other clock), and the run is its own listener. It answers
+ * with an `Eventual` that settles as what runs inside does (a promise, a value, a thenable that settles
+ * synchronously as in the simulator): the step adds no microtask between an answer and its caller.
  */
 class TimedRun<T> extends Deadline {
   readonly #step: TimeoutStep;
@@ -119,11 +113,6 @@ class TimedRun<T> extends Deadline {
     this.#ms = ms;
     this.#scope = scope;
     this.#inner = scope.child({ timeout: ms }, true);
-  }
-
-  settleWith(resolve: (value: T) => void, reject: (error: unknown) => void): void {
-    this.#resolve = resolve;
-    this.#reject = reject;
   }
 
   run(next: Next<T>): T | PromiseLike<T> {
@@ -150,25 +139,6 @@ class TimedRun<T> extends Deadline {
     } catch (error) {
       return this.#eventual(error, false);
     }
-    if (result instanceof Promise) {
-      capturing = this as TimedRun<unknown>;
-      const out = new Promise<T>(
-        capture as (resolve: (value: T) => void, reject: (error: unknown) => void) => void,
-      );
-      capturing = undefined;
-      if (this.#early) (this.#reject as (error: unknown) => void)(this.#earlyError);
-      // Observed even when settled already, so that a late rejection is never unhandled.
-      try {
-        result.then(
-          (value: T) => this.#succeeded(value),
-          (error: unknown) => this.#failed(error),
-        );
-      } catch (error) {
-        // A promise whose `then` throws (a hostile subclass's): that is what ran inside failing, as `await` has it.
-        this.#failed(error);
-      }
-      return out;
-    }
     return this.#eventual(result, true);
   }
 
@@ -178,7 +148,8 @@ class TimedRun<T> extends Deadline {
     this.#resolve = (value) => out.resolve(value);
     this.#reject = (error) => out.reject(error);
     if (this.#early) out.reject(this.#earlyError);
-    else if (!ok) this.#failed(result);
+    if (!ok) this.#failed(result);
+    // Heard even when the run ended first, so that a late rejection is never unhandled.
     else
       settleWith(
         result as T | PromiseLike<T>,
