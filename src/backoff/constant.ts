@@ -1,7 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
-import { type Checks, checkKeys } from "../core/schema.js";
+import { checkKeys } from "../core/schema.js";
 import { finiteAtLeast } from "../core/validate.js";
-import { BACKOFF_CHECKS } from "./checks.js";
+import { CONSTANT_CHECKS } from "./checks.js";
 import { markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
 
@@ -17,7 +17,7 @@ export interface ConstantOptions {
  * backoff.constant({ base: 250 });
  */
 export function constant(options?: ConstantOptions): Backoff {
-  checkKeys(BACKOFF_CHECKS.constant as Checks, options);
+  checkKeys(CONSTANT_CHECKS, options);
   const base = finiteAtLeast("backoff.constant: base", options?.base ?? SECOND, 0);
   const delay = Math.min(base, MAX_TIMER_DELAY);
   return { name: "constant", base, max: base, delay: () => delay };

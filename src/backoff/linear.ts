@@ -1,4 +1,5 @@
 import { finiteAtLeast } from "../core/validate.js";
+import { LINEAR_CHECKS } from "./checks.js";
 import { baseAndMax, capped, markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
 
@@ -18,7 +19,7 @@ export interface LinearOptions {
  * backoff.linear({ base: 0, interval: 1000 }); // 0, 1000, 2000, … (the common linear strategy)
  */
 export function linear(options?: LinearOptions): Backoff {
-  const { base, max } = baseAndMax("linear", options);
+  const { base, max } = baseAndMax(LINEAR_CHECKS, options);
   const interval = finiteAtLeast("backoff.linear: interval", options?.interval ?? SECOND, 0);
   return { name: "linear", base, max, delay: (x) => capped(base + interval * x, max) };
 }

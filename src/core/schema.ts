@@ -215,21 +215,18 @@ export function msField(doc: string, fallback: string, kind: Kind = { type: "num
   return { kind, doc, default: fallback, ms: true, flag: "T", config: true };
 }
 
-/** The checks of a family of strategies (`backoff.exponential`, …), by strategy name. */
-export function strategyChecks(
+/**
+ * The checks of one strategy of a family (`backoff.exponential`, …). Each strategy's checks are a constant
+ * of their own, made by this call marked pure, so that a bundler keeps only those of the strategies an app
+ * calls.
+ */
+export function strategyCheck<F extends Check>(
   family: string,
-  fields: Readonly<Record<string, Readonly<Record<string, Check>>>>,
-): Readonly<Record<string, Checks>> {
-  const out: Record<string, Checks> = {};
-  for (const [name, checked] of Object.entries(fields)) {
-    out[name] = {
-      name: `${family}.${name}`,
-      where: `${family}.${name}`,
-      label: (key) => `${family}.${name}: ${key}`,
-      fields: checked,
-    };
-  }
-  return out;
+  name: string,
+  fields: Readonly<Record<string, F>>,
+): Checks<F> {
+  const where = `${family}.${name}`;
+  return { name: where, where, label: (key) => `${where}: ${key}`, fields };
 }
 
 /** The schemas of a family of strategies (`backoff.exponential`, …), by strategy name. */
@@ -239,13 +236,7 @@ export function strategySchemas(
 ): Readonly<Record<string, Schema>> {
   const out: Record<string, Schema> = {};
   for (const [name, described] of Object.entries(fields)) {
-    out[name] = {
-      name: `${family}.${name}`,
-      takenBy: `\`${family}.${name}(options)\``,
-      where: `${family}.${name}`,
-      label: (key) => `${family}.${name}: ${key}`,
-      fields: described,
-    };
+    out[name] = { ...strategyCheck(family, name, described), takenBy: `\`${family}.${name}(options)\`` };
   }
   return out;
 }

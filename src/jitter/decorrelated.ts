@@ -1,8 +1,8 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniform } from "../core/random.js";
-import { type Checks, checkKeys } from "../core/schema.js";
+import { checkKeys } from "../core/schema.js";
 import { atLeastOrInfinity, finiteAtLeast, maxAtLeastBase } from "../core/validate.js";
-import { JITTER_CHECKS } from "./checks.js";
+import { DECORRELATED_AWS_CHECKS, DECORRELATED_POLLY_CHECKS } from "./checks.js";
 import { markFactories } from "./common.js";
 import type { Jitter } from "./types.js";
 
@@ -40,7 +40,7 @@ export interface DecorrelatedAwsOptions {
  * { backoff: backoff.exponential({ base: 100, max: 20_000 }), jitter: jitter.decorrelatedAws() }
  */
 export function decorrelatedAws(options?: DecorrelatedAwsOptions): Jitter {
-  checkKeys(JITTER_CHECKS.decorrelatedAws as Checks, options);
+  checkKeys(DECORRELATED_AWS_CHECKS, options);
   const ownBase =
     options?.base === undefined ? undefined : finiteAtLeast("jitter.decorrelatedAws: base", options.base, 0);
   const ownMax =
@@ -85,7 +85,7 @@ const MEDIAN_SCALE = 1 / 1.4;
  * { backoff: backoff.exponential({ base: 128, max: 30_000 }), jitter: jitter.decorrelatedPolly() } // cockatiel's defaults
  */
 export function decorrelatedPolly(options?: DecorrelatedPollyOptions): Jitter {
-  checkKeys(JITTER_CHECKS.decorrelatedPolly as Checks, options);
+  checkKeys(DECORRELATED_POLLY_CHECKS, options);
   const ownBase =
     options?.base === undefined
       ? undefined

@@ -1,9 +1,9 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { standardNormal } from "../core/random.js";
-import { type Checks, checkKeys } from "../core/schema.js";
+import { checkKeys } from "../core/schema.js";
 import { finiteAtLeast } from "../core/validate.js";
-import { JITTER_CHECKS } from "./checks.js";
+import { NORMAL_CHECKS } from "./checks.js";
 import { markFactories } from "./common.js";
 import type { Jitter } from "./types.js";
 
@@ -26,7 +26,7 @@ export interface NormalJitterOptions {
  * jitter.normal({ stddev: 100 }); // any delay ± 100 ms
  */
 export function normal(options?: NormalJitterOptions): Jitter {
-  checkKeys(JITTER_CHECKS.normal as Checks, options);
+  checkKeys(NORMAL_CHECKS, options);
   if (options?.sigma !== undefined && options?.stddev !== undefined) {
     throw new OptionError(
       "jitter.normal: stddev",

@@ -1,8 +1,8 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniform } from "../core/random.js";
-import { type Checks, checkKeys } from "../core/schema.js";
+import { checkKeys } from "../core/schema.js";
 import { atLeastOrInfinity, finiteAtLeast } from "../core/validate.js";
-import { JITTER_CHECKS } from "./checks.js";
+import { PROPORTIONAL_CHECKS } from "./checks.js";
 import { markFactories } from "./common.js";
 import type { Jitter } from "./types.js";
 
@@ -21,7 +21,7 @@ export interface ProportionalJitterOptions {
  * jitter.proportional({ spread: 0.2 }); // 1000 becomes anything in [800, 1200]
  */
 export function proportional(options?: ProportionalJitterOptions): Jitter {
-  checkKeys(JITTER_CHECKS.proportional as Checks, options);
+  checkKeys(PROPORTIONAL_CHECKS, options);
   const spread = finiteAtLeast("jitter.proportional: spread", options?.spread ?? 0.3, 0, 1);
   const maxSpread = atLeastOrInfinity("jitter.proportional: maxSpread", options?.maxSpread ?? 120_000, 0);
   return {
