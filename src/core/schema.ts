@@ -100,9 +100,7 @@ export function allowed(kind: Kind): string {
     case "number":
       return range(kind, kind.infinity ? "a number" : "a finite number");
     case "integer":
-      return kind.max === undefined
-        ? `an integer >= ${bound(kind.min)}`
-        : `an integer in [${bound(kind.min)}, ${bound(kind.max)}]`;
+      return range(kind, "an integer");
     case "limit":
       return `${kind.integer ? "an integer" : "a number"} (negative or Infinity = no limit)`;
     case "boolean":
@@ -120,17 +118,15 @@ export function allowed(kind: Kind): string {
 
 function fits(kind: Kind, value: unknown): boolean {
   switch (kind.type) {
-    case "number": {
-      if (typeof value !== "number" || Number.isNaN(value)) return false;
-      if (!kind.infinity && !Number.isFinite(value)) return false;
-      if (kind.exclusive ? value <= kind.min : value < kind.min) return false;
-      return kind.max === undefined || value <= kind.max;
-    }
+    // A number and an integer differ only in which numbers they take between their bounds.
+    case "number":
     case "integer":
       return (
         typeof value === "number" &&
-        Number.isInteger(value) &&
-        value >= kind.min &&
+        (kind.type === "integer"
+          ? Number.isInteger(value)
+          : !Number.isNaN(value) && (kind.infinity === true || Number.isFinite(value))) &&
+        (kind.type === "number" && kind.exclusive ? value > kind.min : value >= kind.min) &&
         (kind.max === undefined || value <= kind.max)
       );
     case "limit":
@@ -139,14 +135,13 @@ function fits(kind: Kind, value: unknown): boolean {
         !Number.isNaN(value) &&
         (!kind.integer || Number.isInteger(value) || !Number.isFinite(value))
       );
-    case "boolean":
-      return typeof value === "boolean";
     case "enum":
       return typeof value === "string" && kind.values.includes(value);
-    case "function":
-      return typeof value === "function";
     case "other":
       return true;
+    default:
+      // "boolean" and "function" are what typeof answers.
+      return typeof value === kind.type;
   }
 }
 
