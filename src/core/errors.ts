@@ -113,8 +113,8 @@ export function describe(value: unknown): string {
   // the depth walked is bounded by DESCRIBED.
   const out = new Description();
   try {
-    if (Array.isArray(value)) writeList(out, value, []);
-    else writeJson(out, toJson(value, ""), []);
+    if (Array.isArray(value)) write(out, value, [], false);
+    else write(out, toJson(value, ""), [], true);
   } catch {
     // A getter or a toJSON that throws: the value's kind still says something (a revoked Proxy has none).
     try {
@@ -141,24 +141,8 @@ class Description {
     this.written += piece.length > DESCRIBED ? piece.slice(0, DESCRIBED + 1) : piece;
   }
   text(): string {
-    return this.full ? `${this.written.slice(0, DESCRIBED - 3)}...` : this.written;
+    return cut(this.written);
   }
-}
-
-/** A list as `describe` shows it: `[a, b]`, its elements as `describe` shows them, objects as JSON. */
-function writeList(out: Description, list: readonly unknown[], within: object[]): void {
-  within.push(list);
-  out.add("[");
-  for (let i = 0; i < list.length && !out.full; i++) {
-    if (i > 0) out.add(", ");
-    const item = list[i];
-    if (item === null || typeof item !== "object") out.add(describe(item));
-    else if (within.includes(item)) out.add("[Circular]");
-    else if (Array.isArray(item)) writeList(out, item, within);
-    else writeJson(out, toJson(item, String(i)), within);
-  }
-  out.add("]");
-  within.pop();
 }
 
 /** What JSON.stringify writes for `value` under `key`: the answer of its toJSON, a boxed primitive unboxed. */
@@ -176,10 +160,16 @@ function leftOut(value: unknown): boolean {
   return value === undefined || typeof value === "function" || typeof value === "symbol";
 }
 
-/** `value` (toJson'd) as JSON.stringify writes it, but a value inside itself as [Circular]. */
-function writeJson(out: Description, value: unknown, within: object[]): void {
+/**
+ * Writes `value` as `describe` shows it, a value inside itself as [Circular]. A list (`json` false) is
+ * `[a, b]`, its elements as `describe` shows them and its objects as JSON; anything `json` is what
+ * JSON.stringify writes for it (already toJson'd). One walk for both, as they differ only in a list's
+ * separator and in how a list's elements are shown.
+ */
+function write(out: Description, value: unknown, within: object[], json: boolean): void {
   if (value === null || typeof value !== "object") {
-    if (typeof value === "number") out.add(Number.isFinite(value) ? String(value) : "null");
+    if (!json) out.add(describe(value));
+    else if (typeof value === "number") out.add(Number.isFinite(value) ? String(value) : "null");
     else if (typeof value === "string") out.add(JSON.stringify(value));
     // A bigint, which JSON.stringify refuses, is still a number to show.
     else out.add(leftOut(value) ? "null" : String(value));
@@ -193,8 +183,12 @@ function writeJson(out: Description, value: unknown, within: object[]): void {
   if (Array.isArray(value)) {
     out.add("[");
     for (let i = 0; i < value.length && !out.full; i++) {
-      if (i > 0) out.add(",");
-      writeJson(out, toJson(value[i], String(i)), within);
+      if (i > 0) out.add(json ? "," : ", ");
+      const item: unknown = value[i];
+      // In a list, a primitive or a list is shown as describe shows it; an object, as JSON.
+      if (json || (typeof item === "object" && item !== null && !Array.isArray(item))) {
+        write(out, toJson(item, String(i)), within, true);
+      } else write(out, item, within, false);
     }
     out.add("]");
   } else {
@@ -207,7 +201,7 @@ function writeJson(out: Description, value: unknown, within: object[]): void {
       if (leftOut(item)) continue;
       out.add(`${first ? "" : ","}${JSON.stringify(key)}:`);
       first = false;
-      writeJson(out, item, within);
+      write(out, item, within, true);
     }
     out.add("}");
   }
