@@ -7,7 +7,7 @@
 export class TimeoutError extends Error {
   override readonly name = "TimeoutError";
   /** The timeout that elapsed, in milliseconds. */
-  readonly timeout: number;
+  declare readonly timeout: number;
   constructor(timeout: number, message = `The attempt timed out after ${timeout} ms`) {
     super(message);
     this.timeout = timeout;
@@ -51,7 +51,7 @@ export function unwrapPermanent(error: unknown): unknown {
  */
 export class RetryableResultError<T = unknown> extends Error {
   override readonly name = "RetryableResultError";
-  readonly value: T;
+  declare readonly value: T;
   constructor(value: T) {
     super("retryOnResult asked for a retry");
     this.value = value;
@@ -77,10 +77,10 @@ export function withoutStack<E extends Error>(make: () => E): E {
 /** A bad option: thrown at once, naming the option, the value and what is allowed. */
 export class OptionError extends TypeError {
   override readonly name = "OptionError";
-  readonly option: string;
-  readonly value: unknown;
+  declare readonly option: string;
+  declare readonly value: unknown;
   /** For a misspelt or renamed option: the name meant ("did you mean `maxRetries`?"). */
-  readonly hint: string | undefined;
+  declare readonly hint: string | undefined;
   constructor(option: string, value: unknown, allowed: string, hint?: string) {
     super(`${option} must be ${allowed}; got ${describe(value)}${hint === undefined ? "" : `. ${hint}`}`);
     this.option = option;
