@@ -1,7 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import { type Checks, checkKeys } from "../core/schema.js";
-import { atLeastOrInfinity, finiteAtLeast, maxAtLeastBase } from "../core/validate.js";
+import { type Checks, checked, checkKeys } from "../core/schema.js";
+import { maxAtLeastBase } from "../core/validate.js";
 import type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
 
 /** One second, the default base, interval and step. */
@@ -14,10 +14,9 @@ export function baseAndMax(
   defaultBase = SECOND,
 ): { base: number; max: number } {
   checkKeys(checks, options);
-  const base = finiteAtLeast(checks.label("base"), options?.base ?? defaultBase, 0);
-  const maxLabel = checks.label("max");
-  const max = atLeastOrInfinity(maxLabel, options?.max ?? Number.POSITIVE_INFINITY, 0);
-  maxAtLeastBase(maxLabel, max, base, options?.base !== undefined);
+  const base = checked(checks, "base", options?.base ?? defaultBase);
+  const max = checked(checks, "max", options?.max ?? Number.POSITIVE_INFINITY);
+  maxAtLeastBase(checks.label("max"), max, base, options?.base !== undefined);
   return { base, max };
 }
 

@@ -1,4 +1,4 @@
-import { finiteAtLeast } from "../core/validate.js";
+import { checked } from "../core/schema.js";
 import { EXPONENTIAL_CHECKS } from "./checks.js";
 import { baseAndMax, capped, markFactories } from "./common.js";
 import type { Backoff } from "./types.js";
@@ -20,7 +20,7 @@ export interface ExponentialOptions {
  */
 export function exponential(options?: ExponentialOptions): Backoff {
   const { base, max } = baseAndMax(EXPONENTIAL_CHECKS, options);
-  const multiplier = finiteAtLeast("backoff.exponential: multiplier", options?.multiplier ?? 2, 1);
+  const multiplier = checked(EXPONENTIAL_CHECKS, "multiplier", options?.multiplier ?? 2);
   return {
     name: "exponential",
     base,

@@ -166,6 +166,15 @@ export function read<T = unknown>(schema: Checks, key: string, value: unknown, l
   return value as T;
 }
 
+/**
+ * `value` itself once it fits option `key` (else the error `read` throws): for a value the caller has
+ * defaulted already, kept as it was given (-0 stays -0).
+ */
+export function checked<T>(schema: Checks, key: string, value: T): T {
+  read(schema, key, value);
+  return value;
+}
+
 /** Checks every key and every described value of `options` at once. */
 export function checkAll(schema: Checks, options: unknown): void {
   checkKeys(schema, options);
