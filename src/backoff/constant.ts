@@ -1,6 +1,5 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
-import { checkKeys } from "../core/schema.js";
-import { finiteAtLeast } from "../core/validate.js";
+import { checked, checkKeys } from "../core/schema.js";
 import { CONSTANT_CHECKS } from "./checks.js";
 import { markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
@@ -18,7 +17,7 @@ export interface ConstantOptions {
  */
 export function constant(options?: ConstantOptions): Backoff {
   checkKeys(CONSTANT_CHECKS, options);
-  const base = finiteAtLeast("backoff.constant: base", options?.base ?? SECOND, 0);
+  const base = checked(CONSTANT_CHECKS, "base", options?.base ?? SECOND);
   const delay = Math.min(base, MAX_TIMER_DELAY);
   return { name: "constant", base, max: base, delay: () => delay };
 }

@@ -1,4 +1,4 @@
-import { finiteAtLeast } from "../core/validate.js";
+import { checked } from "../core/schema.js";
 import { FIBONACCI_CHECKS } from "./checks.js";
 import { baseAndMax, capped, markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
@@ -34,7 +34,7 @@ export function fib(x: number): number {
  */
 export function fibonacci(options?: FibonacciOptions): Backoff {
   const { base, max } = baseAndMax(FIBONACCI_CHECKS, options);
-  const step = finiteAtLeast("backoff.fibonacci: step", options?.step ?? SECOND, 0);
+  const step = checked(FIBONACCI_CHECKS, "step", options?.step ?? SECOND);
   return {
     name: "fibonacci",
     base,

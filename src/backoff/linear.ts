@@ -1,4 +1,4 @@
-import { finiteAtLeast } from "../core/validate.js";
+import { checked } from "../core/schema.js";
 import { LINEAR_CHECKS } from "./checks.js";
 import { baseAndMax, capped, markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
@@ -20,7 +20,7 @@ export interface LinearOptions {
  */
 export function linear(options?: LinearOptions): Backoff {
   const { base, max } = baseAndMax(LINEAR_CHECKS, options);
-  const interval = finiteAtLeast("backoff.linear: interval", options?.interval ?? SECOND, 0);
+  const interval = checked(LINEAR_CHECKS, "interval", options?.interval ?? SECOND);
   return { name: "linear", base, max, delay: (x) => capped(base + interval * x, max) };
 }
 

@@ -1,5 +1,5 @@
 import { OptionError } from "../core/errors.js";
-import { finiteAtLeast } from "../core/validate.js";
+import { checked } from "../core/schema.js";
 import { POLYNOMIAL_CHECKS } from "./checks.js";
 import { baseAndMax, capped, markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
@@ -37,7 +37,7 @@ export function polynomial(options?: PolynomialOptions): Backoff {
     }
   });
   const powers = [...exponents];
-  const step = finiteAtLeast("backoff.polynomial: step", options?.step ?? SECOND, 0);
+  const step = checked(POLYNOMIAL_CHECKS, "step", options?.step ?? SECOND);
   return {
     name: "polynomial",
     base,

@@ -1,8 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { standardNormal } from "../core/random.js";
-import { checkKeys } from "../core/schema.js";
-import { finiteAtLeast } from "../core/validate.js";
+import { checked, checkKeys } from "../core/schema.js";
 import { NORMAL_CHECKS } from "./checks.js";
 import { markFactories } from "./common.js";
 import type { Jitter } from "./types.js";
@@ -35,7 +34,7 @@ export function normal(options?: NormalJitterOptions): Jitter {
     );
   }
   if (options?.stddev !== undefined) {
-    const stddev = finiteAtLeast("jitter.normal: stddev", options.stddev, 0);
+    const stddev = checked(NORMAL_CHECKS, "stddev", options.stddev);
     return {
       name: "normal",
       apply({ backoff, retries, random }) {
@@ -45,7 +44,7 @@ export function normal(options?: NormalJitterOptions): Jitter {
       },
     };
   }
-  const sigma = finiteAtLeast("jitter.normal: sigma", options?.sigma ?? 0.1, 0);
+  const sigma = checked(NORMAL_CHECKS, "sigma", options?.sigma ?? 0.1);
   return {
     name: "normal",
     apply({ backoff, retries, random }) {

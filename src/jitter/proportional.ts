@@ -1,7 +1,6 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniform } from "../core/random.js";
-import { checkKeys } from "../core/schema.js";
-import { atLeastOrInfinity, finiteAtLeast } from "../core/validate.js";
+import { checked, checkKeys } from "../core/schema.js";
 import { PROPORTIONAL_CHECKS } from "./checks.js";
 import { markFactories } from "./common.js";
 import type { Jitter } from "./types.js";
@@ -22,8 +21,8 @@ export interface ProportionalJitterOptions {
  */
 export function proportional(options?: ProportionalJitterOptions): Jitter {
   checkKeys(PROPORTIONAL_CHECKS, options);
-  const spread = finiteAtLeast("jitter.proportional: spread", options?.spread ?? 0.3, 0, 1);
-  const maxSpread = atLeastOrInfinity("jitter.proportional: maxSpread", options?.maxSpread ?? 120_000, 0);
+  const spread = checked(PROPORTIONAL_CHECKS, "spread", options?.spread ?? 0.3);
+  const maxSpread = checked(PROPORTIONAL_CHECKS, "maxSpread", options?.maxSpread ?? 120_000);
   return {
     name: "proportional",
     apply({ backoff, retries, random }) {
