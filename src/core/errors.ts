@@ -97,13 +97,9 @@ const DESCRIBED = 80;
 
 /** A short, safe rendering of any value for error messages. */
 export function describe(value: unknown): string {
-  if (typeof value === "number") {
-    return Object.is(value, -0) ? "-0" : String(value);
-  }
+  if (Object.is(value, -0)) return "-0";
   // A string, a name or a number of a million characters is cut as a list is: by its start.
-  if (typeof value === "string") {
-    return cut(JSON.stringify(value.length > DESCRIBED ? value.slice(0, DESCRIBED) : value));
-  }
+  if (typeof value === "string") return cut(JSON.stringify(value.slice(0, DESCRIBED)));
   if (typeof value === "function") return cut(`function ${value.name || "(anonymous)"}`);
   if (value === null || typeof value !== "object") return cut(String(value));
   // Written out piece by piece rather than by recursing through the whole value or by JSON.stringify:
@@ -168,11 +164,10 @@ function leftOut(value: unknown): boolean {
  */
 function write(out: Description, value: unknown, within: object[], json: boolean): void {
   if (value === null || typeof value !== "object") {
-    if (!json) out.add(describe(value));
-    else if (typeof value === "number") out.add(Number.isFinite(value) ? String(value) : "null");
-    else if (typeof value === "string") out.add(JSON.stringify(value));
-    // A bigint, which JSON.stringify refuses, is still a number to show.
-    else out.add(leftOut(value) ? "null" : String(value));
+    // A bigint, which JSON.stringify refuses, is still a number to show; what JSON leaves out is null.
+    out.add(
+      !json ? describe(value) : typeof value === "bigint" ? String(value) : (JSON.stringify(value) ?? "null"),
+    );
     return;
   }
   if (within.includes(value)) {
