@@ -1,5 +1,5 @@
 import { OptionError } from "../core/errors.js";
-import { type Checks, checkKeys } from "../core/schema.js";
+import { type Checks, checked, checkKeys } from "../core/schema.js";
 import type { Jitter, JitterFunction, JitterLike } from "./types.js";
 
 /** How full and equal jitter draw: uniformly, as AWS's ("Exponential Backoff And Jitter", 2015), or one of the two ends ("choice"). */
@@ -8,11 +8,7 @@ export type JitterMode = "uniform" | "choice";
 /** Checks the options of a jitter that takes a `mode` (its `checks`), and reads the mode. */
 export function mode(checks: Checks, options: { mode?: JitterMode } | undefined): JitterMode {
   checkKeys(checks, options);
-  const value = options?.mode ?? "uniform";
-  if (value !== "uniform" && value !== "choice") {
-    throw new OptionError(checks.label("mode"), value, '"uniform" or "choice"');
-  }
-  return value;
+  return checked(checks, "mode", options?.mode ?? "uniform");
 }
 
 // The strategy factories themselves (`jitter.full`, …), which must be called, not passed.
