@@ -107,10 +107,59 @@ export function describe(value: unknown): string {
   // elements long or ten thousand deep must cost no more than the characters shown. Each level of
   // nesting writes a bracket before it goes deeper and writing stops once the text is long enough, so
   // the depth walked is bounded by DESCRIBED.
-  const out = new Description();
+  let text = "";
+  const full = () => text.length > DESCRIBED;
+  const add = (piece: string) => {
+    text += piece.length > DESCRIBED ? piece.slice(0, DESCRIBED + 1) : piece;
+  };
+  // The values being written, outside in: one met again inside itself is [Circular].
+  const within: object[] = [];
+  // Writes `item` as `describe` shows it. A list (`json` false) is `[a, b]`, its elements as `describe`
+  // shows them and its objects as JSON; anything `json` is what JSON.stringify writes for it (already
+  // toJson'd). One walk for both, as they differ only in a list's separator and its elements.
+  const write = (item: unknown, json: boolean): void => {
+    if (item === null || typeof item !== "object") {
+      // A bigint, which JSON.stringify refuses, is still a number to show; what JSON leaves out is null.
+      add(
+        !json ? describe(item) : typeof item === "bigint" ? String(item) : (JSON.stringify(item) ?? "null"),
+      );
+      return;
+    }
+    if (within.includes(item)) {
+      add("[Circular]");
+      return;
+    }
+    within.push(item);
+    if (Array.isArray(item)) {
+      add("[");
+      for (let i = 0; i < item.length && !full(); i++) {
+        if (i > 0) add(json ? "," : ", ");
+        const element: unknown = item[i];
+        // In a list, a primitive or a list is shown as describe shows it; an object, as JSON.
+        if (json || (typeof element === "object" && element !== null && !Array.isArray(element))) {
+          write(toJson(element, String(i)), true);
+        } else write(element, false);
+      }
+      add("]");
+    } else {
+      add("{");
+      let first = true;
+      for (const key in item) {
+        if (full()) break;
+        if (!Object.hasOwn(item, key)) continue;
+        const property = toJson((item as Record<string, unknown>)[key], key);
+        if (leftOut(property)) continue;
+        add(`${first ? "" : ","}${JSON.stringify(key)}:`);
+        first = false;
+        write(property, true);
+      }
+      add("}");
+    }
+    within.pop();
+  };
   try {
-    if (Array.isArray(value)) write(out, value, [], false);
-    else write(out, toJson(value, ""), [], true);
+    if (Array.isArray(value)) write(value, false);
+    else write(toJson(value, ""), true);
   } catch {
     // A getter or a toJSON that throws: the value's kind still says something (a revoked Proxy has none).
     try {
@@ -119,26 +168,12 @@ export function describe(value: unknown): string {
       return "[object]";
     }
   }
-  return out.text();
+  return cut(text);
 }
 
 /** `text`, cut with "..." when longer than DESCRIBED. */
 function cut(text: string): string {
   return text.length > DESCRIBED ? `${text.slice(0, DESCRIBED - 3)}...` : text;
-}
-
-/** The text of a description, cut with "..." once longer than DESCRIBED. */
-class Description {
-  private written = "";
-  get full(): boolean {
-    return this.written.length > DESCRIBED;
-  }
-  add(piece: string): void {
-    this.written += piece.length > DESCRIBED ? piece.slice(0, DESCRIBED + 1) : piece;
-  }
-  text(): string {
-    return cut(this.written);
-  }
 }
 
 /** What JSON.stringify writes for `value` under `key`: the answer of its toJSON, a boxed primitive unboxed. */
@@ -154,51 +189,4 @@ function toJson(value: unknown, key: string): unknown {
 /** Whether JSON.stringify leaves a property with this value out (and writes null for it in a list). */
 function leftOut(value: unknown): boolean {
   return value === undefined || typeof value === "function" || typeof value === "symbol";
-}
-
-/**
- * Writes `value` as `describe` shows it, a value inside itself as [Circular]. A list (`json` false) is
- * `[a, b]`, its elements as `describe` shows them and its objects as JSON; anything `json` is what
- * JSON.stringify writes for it (already toJson'd). One walk for both, as they differ only in a list's
- * separator and in how a list's elements are shown.
- */
-function write(out: Description, value: unknown, within: object[], json: boolean): void {
-  if (value === null || typeof value !== "object") {
-    // A bigint, which JSON.stringify refuses, is still a number to show; what JSON leaves out is null.
-    out.add(
-      !json ? describe(value) : typeof value === "bigint" ? String(value) : (JSON.stringify(value) ?? "null"),
-    );
-    return;
-  }
-  if (within.includes(value)) {
-    out.add("[Circular]");
-    return;
-  }
-  within.push(value);
-  if (Array.isArray(value)) {
-    out.add("[");
-    for (let i = 0; i < value.length && !out.full; i++) {
-      if (i > 0) out.add(json ? "," : ", ");
-      const item: unknown = value[i];
-      // In a list, a primitive or a list is shown as describe shows it; an object, as JSON.
-      if (json || (typeof item === "object" && item !== null && !Array.isArray(item))) {
-        write(out, toJson(item, String(i)), within, true);
-      } else write(out, item, within, false);
-    }
-    out.add("]");
-  } else {
-    out.add("{");
-    let first = true;
-    for (const key in value) {
-      if (out.full) break;
-      if (!Object.hasOwn(value, key)) continue;
-      const item = toJson((value as Record<string, unknown>)[key], key);
-      if (leftOut(item)) continue;
-      out.add(`${first ? "" : ","}${JSON.stringify(key)}:`);
-      first = false;
-      write(out, item, within, true);
-    }
-    out.add("}");
-  }
-  within.pop();
 }
