@@ -145,11 +145,12 @@ export function nearest(name: string, known: readonly string[]): string | undefi
       bestDistance = d;
     }
   }
-  if (best === undefined) return undefined;
-  const lower = name.toLowerCase();
-  const contained = known.find((k) => k.toLowerCase().includes(lower) || lower.includes(k.toLowerCase()));
+  // With no known name, bestDistance stays Infinity and nothing below is found.
   if (bestDistance <= Math.max(2, Math.ceil(name.length * 0.4))) return best;
-  return lower.length >= 3 ? contained : undefined;
+  const lower = name.toLowerCase();
+  return lower.length >= 3
+    ? known.find((k) => k.toLowerCase().includes(lower) || lower.includes(k.toLowerCase()))
+    : undefined;
 }
 
 /** What to say of an unknown name: "`maxDelay` was renamed `maxElapsed`." or "Did you mean `maxRetries`?". */
