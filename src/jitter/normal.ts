@@ -33,25 +33,15 @@ export function normal(options?: NormalJitterOptions): Jitter {
       "left out when sigma is given (one or the other)",
     );
   }
-  if (options?.stddev !== undefined) {
-    const stddev = checked(NORMAL_CHECKS, "stddev", options.stddev);
-    return {
-      name: "normal",
-      apply({ backoff, retries, random }) {
-        const d = backoff.delay(retries, random);
-        if (stddev === 0) return d;
-        return Math.min(Math.max(d + stddev * standardNormal(random), 0), MAX_TIMER_DELAY);
-      },
-    };
-  }
+  const stddev = checked(NORMAL_CHECKS, "stddev", options?.stddev);
   const sigma = checked(NORMAL_CHECKS, "sigma", options?.sigma ?? 0.1);
   return {
     name: "normal",
     apply({ backoff, retries, random }) {
       const d = backoff.delay(retries, random);
-      if (sigma === 0 || d === 0) return d;
-      const jittered = d + sigma * d * standardNormal(random);
-      return Math.min(Math.max(jittered, 0), MAX_TIMER_DELAY);
+      // No spread, no draw: stddev 0, or sigma's share of 0 (sigma 0, or a delay of 0).
+      if (stddev === undefined ? sigma === 0 || d === 0 : stddev === 0) return d;
+      return Math.min(Math.max(d + (stddev ?? sigma * d) * standardNormal(random), 0), MAX_TIMER_DELAY);
     },
   };
 }
