@@ -1,23 +1,22 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
-import { type Checks, checkKeys } from "../core/schema.js";
-import { atLeastOrInfinity, finiteAtLeast, maxAtLeastBase } from "../core/validate.js";
-import { BACKOFF_CHECKS } from "./checks.js";
+import { type Checks, checked, checkKeys } from "../core/schema.js";
+import { maxAtLeastBase } from "../core/validate.js";
 import type { Backoff, BackoffFunction, BackoffLike } from "./types.js";
 
 /** One second, the default base, interval and step. */
 export const SECOND = 1000;
 
-/** Validates `base` (finite, >= 0) and `max` (>= base, Infinity allowed) for strategy `name`. */
+/** Validates the keys of a strategy's options (its `checks`), its `base` (finite, >= 0) and `max` (>= base, Infinity allowed). */
 export function baseAndMax(
-  name: string,
+  checks: Checks,
   options: { base?: number; max?: number } | undefined,
   defaultBase = SECOND,
 ): { base: number; max: number } {
-  checkKeys(BACKOFF_CHECKS[name] as Checks, options);
-  const base = finiteAtLeast(`backoff.${name}: base`, options?.base ?? defaultBase, 0);
-  const max = atLeastOrInfinity(`backoff.${name}: max`, options?.max ?? Number.POSITIVE_INFINITY, 0);
-  maxAtLeastBase(`backoff.${name}: max`, max, base, options?.base !== undefined);
+  checkKeys(checks, options);
+  const base = checked(checks, "base", options?.base ?? defaultBase);
+  const max = checked(checks, "max", options?.max ?? Number.POSITIVE_INFINITY);
+  maxAtLeastBase(checks.label("max"), max, base, options?.base !== undefined);
   return { base, max };
 }
 

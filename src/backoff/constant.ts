@@ -1,7 +1,6 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
-import { type Checks, checkKeys } from "../core/schema.js";
-import { finiteAtLeast } from "../core/validate.js";
-import { BACKOFF_CHECKS } from "./checks.js";
+import { checked, checkKeys } from "../core/schema.js";
+import { CONSTANT_CHECKS } from "./checks.js";
 import { markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
 
@@ -17,8 +16,8 @@ export interface ConstantOptions {
  * backoff.constant({ base: 250 });
  */
 export function constant(options?: ConstantOptions): Backoff {
-  checkKeys(BACKOFF_CHECKS.constant as Checks, options);
-  const base = finiteAtLeast("backoff.constant: base", options?.base ?? SECOND, 0);
+  checkKeys(CONSTANT_CHECKS, options);
+  const base = checked(CONSTANT_CHECKS, "base", options?.base ?? SECOND);
   const delay = Math.min(base, MAX_TIMER_DELAY);
   return { name: "constant", base, max: base, delay: () => delay };
 }

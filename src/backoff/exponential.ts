@@ -1,4 +1,5 @@
-import { finiteAtLeast } from "../core/validate.js";
+import { checked } from "../core/schema.js";
+import { EXPONENTIAL_CHECKS } from "./checks.js";
 import { baseAndMax, capped, markFactories } from "./common.js";
 import type { Backoff } from "./types.js";
 
@@ -18,8 +19,8 @@ export interface ExponentialOptions {
  * backoff.exponential({ base: 100, max: 10_000 }); // 100, 200, 400, … 10000
  */
 export function exponential(options?: ExponentialOptions): Backoff {
-  const { base, max } = baseAndMax("exponential", options);
-  const multiplier = finiteAtLeast("backoff.exponential: multiplier", options?.multiplier ?? 2, 1);
+  const { base, max } = baseAndMax(EXPONENTIAL_CHECKS, options);
+  const multiplier = checked(EXPONENTIAL_CHECKS, "multiplier", options?.multiplier ?? 2);
   return {
     name: "exponential",
     base,

@@ -1,4 +1,5 @@
-import { finiteAtLeast } from "../core/validate.js";
+import { checked } from "../core/schema.js";
+import { FIBONACCI_CHECKS } from "./checks.js";
 import { baseAndMax, capped, markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
 
@@ -32,8 +33,8 @@ export function fib(x: number): number {
  * backoff.fibonacci({ base: 1000 }); // 1000, 2000, 2000, 3000, 4000, 6000, …
  */
 export function fibonacci(options?: FibonacciOptions): Backoff {
-  const { base, max } = baseAndMax("fibonacci", options);
-  const step = finiteAtLeast("backoff.fibonacci: step", options?.step ?? SECOND, 0);
+  const { base, max } = baseAndMax(FIBONACCI_CHECKS, options);
+  const step = checked(FIBONACCI_CHECKS, "step", options?.step ?? SECOND);
   return {
     name: "fibonacci",
     base,

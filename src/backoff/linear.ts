@@ -1,4 +1,5 @@
-import { finiteAtLeast } from "../core/validate.js";
+import { checked } from "../core/schema.js";
+import { LINEAR_CHECKS } from "./checks.js";
 import { baseAndMax, capped, markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
 
@@ -18,8 +19,8 @@ export interface LinearOptions {
  * backoff.linear({ base: 0, interval: 1000 }); // 0, 1000, 2000, … (the common linear strategy)
  */
 export function linear(options?: LinearOptions): Backoff {
-  const { base, max } = baseAndMax("linear", options);
-  const interval = finiteAtLeast("backoff.linear: interval", options?.interval ?? SECOND, 0);
+  const { base, max } = baseAndMax(LINEAR_CHECKS, options);
+  const interval = checked(LINEAR_CHECKS, "interval", options?.interval ?? SECOND);
   return { name: "linear", base, max, delay: (x) => capped(base + interval * x, max) };
 }
 

@@ -1,5 +1,6 @@
 import { OptionError } from "../core/errors.js";
-import { finiteAtLeast } from "../core/validate.js";
+import { checked } from "../core/schema.js";
+import { POLYNOMIAL_CHECKS } from "./checks.js";
 import { baseAndMax, capped, markFactories, SECOND } from "./common.js";
 import type { Backoff } from "./types.js";
 
@@ -21,7 +22,7 @@ export interface PolynomialOptions {
  * backoff.polynomial({ base: 0, exponents: [3] }); // 0, 1000, 8000, 27000, … (the common polynomial strategy)
  */
 export function polynomial(options?: PolynomialOptions): Backoff {
-  const { base, max } = baseAndMax("polynomial", options);
+  const { base, max } = baseAndMax(POLYNOMIAL_CHECKS, options);
   const exponents = options?.exponents ?? [2];
   if (!Array.isArray(exponents) || exponents.length === 0) {
     throw new OptionError(
@@ -36,7 +37,7 @@ export function polynomial(options?: PolynomialOptions): Backoff {
     }
   });
   const powers = [...exponents];
-  const step = finiteAtLeast("backoff.polynomial: step", options?.step ?? SECOND, 0);
+  const step = checked(POLYNOMIAL_CHECKS, "step", options?.step ?? SECOND);
   return {
     name: "polynomial",
     base,

@@ -1,6 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { uniform } from "../core/random.js";
+import { RANDOM_CHECKS } from "./checks.js";
 import { baseAndMax, markFactories } from "./common.js";
 import type { Backoff } from "./types.js";
 
@@ -18,7 +19,7 @@ export interface RandomOptions {
  * backoff.random({ base: 100, max: 2000 });
  */
 export function random(options: RandomOptions): Backoff {
-  const { base, max } = baseAndMax("random", options, 0);
+  const { base, max } = baseAndMax(RANDOM_CHECKS, options, 0);
   if (!Number.isFinite(max))
     throw new OptionError("backoff.random: max", options?.max, "a finite number >= base (required)");
   return {

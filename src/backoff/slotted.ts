@@ -1,7 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniformInt } from "../core/random.js";
-import { type Checks, checkKeys, read } from "../core/schema.js";
-import { BACKOFF_CHECKS } from "./checks.js";
+import { checkKeys, read } from "../core/schema.js";
+import { SLOTTED_CHECKS } from "./checks.js";
 import { markFactories } from "./common.js";
 import type { Backoff } from "./types.js";
 
@@ -26,8 +26,8 @@ export interface SlottedOptions {
  * backoff.slotted({ slot: 10, ceiling: 5, stayAtCeiling: true }); // at most 310 ms
  */
 export function slotted(options?: SlottedOptions): Backoff {
-  checkKeys(BACKOFF_CHECKS.slotted as Checks, options);
-  const schema = BACKOFF_CHECKS.slotted as Checks;
+  const schema = SLOTTED_CHECKS;
+  checkKeys(schema, options);
   const slot = read<number | undefined>(schema, "slot", options?.slot) ?? 10;
   const ceiling = read<number | undefined>(schema, "ceiling", options?.ceiling) ?? 10;
   const stay = read<boolean | undefined>(schema, "stayAtCeiling", options?.stayAtCeiling) ?? false;

@@ -7,7 +7,7 @@
 export class TimeoutError extends Error {
   override readonly name = "TimeoutError";
   /** The timeout that elapsed, in milliseconds. */
-  readonly timeout: number;
+  declare readonly timeout: number;
   constructor(timeout: number, message = `The attempt timed out after ${timeout} ms`) {
     super(message);
     this.timeout = timeout;
@@ -51,7 +51,7 @@ export function unwrapPermanent(error: unknown): unknown {
  */
 export class RetryableResultError<T = unknown> extends Error {
   override readonly name = "RetryableResultError";
-  readonly value: T;
+  declare readonly value: T;
   constructor(value: T) {
     super("retryOnResult asked for a retry");
     this.value = value;
@@ -77,10 +77,10 @@ export function withoutStack<E extends Error>(make: () => E): E {
 /** A bad option: thrown at once, naming the option, the value and what is allowed. */
 export class OptionError extends TypeError {
   override readonly name = "OptionError";
-  readonly option: string;
-  readonly value: unknown;
+  declare readonly option: string;
+  declare readonly value: unknown;
   /** For a misspelt or renamed option: the name meant ("did you mean `maxRetries`?"). */
-  readonly hint: string | undefined;
+  declare readonly hint: string | undefined;
   constructor(option: string, value: unknown, allowed: string, hint?: string) {
     super(`${option} must be ${allowed}; got ${describe(value)}${hint === undefined ? "" : `. ${hint}`}`);
     this.option = option;
@@ -97,13 +97,9 @@ const DESCRIBED = 80;
 
 /** A short, safe rendering of any value for error messages. */
 export function describe(value: unknown): string {
-  if (typeof value === "number") {
-    return Object.is(value, -0) ? "-0" : String(value);
-  }
+  if (Object.is(value, -0)) return "-0";
   // A string, a name or a number of a million characters is cut as a list is: by its start.
-  if (typeof value === "string") {
-    return cut(JSON.stringify(value.length > DESCRIBED ? value.slice(0, DESCRIBED) : value));
-  }
+  if (typeof value === "string") return cut(JSON.stringify(value.slice(0, DESCRIBED)));
   if (typeof value === "function") return cut(`function ${value.name || "(anonymous)"}`);
   if (value === null || typeof value !== "object") return cut(String(value));
   // Written out piece by piece rather than by recursing through the whole value or by JSON.stringify:
@@ -111,10 +107,59 @@ export function describe(value: unknown): string {
   // elements long or ten thousand deep must cost no more than the characters shown. Each level of
   // nesting writes a bracket before it goes deeper and writing stops once the text is long enough, so
   // the depth walked is bounded by DESCRIBED.
-  const out = new Description();
+  let text = "";
+  const full = () => text.length > DESCRIBED;
+  const add = (piece: string) => {
+    text += piece.length > DESCRIBED ? piece.slice(0, DESCRIBED + 1) : piece;
+  };
+  // The values being written, outside in: one met again inside itself is [Circular].
+  const within: object[] = [];
+  // Writes `item` as `describe` shows it. A list (`json` false) is `[a, b]`, its elements as `describe`
+  // shows them and its objects as JSON; anything `json` is what JSON.stringify writes for it (already
+  // toJson'd). One walk for both, as they differ only in a list's separator and its elements.
+  const write = (item: unknown, json: boolean): void => {
+    if (item === null || typeof item !== "object") {
+      // A bigint, which JSON.stringify refuses, is still a number to show; what JSON leaves out is null.
+      add(
+        !json ? describe(item) : typeof item === "bigint" ? String(item) : (JSON.stringify(item) ?? "null"),
+      );
+      return;
+    }
+    if (within.includes(item)) {
+      add("[Circular]");
+      return;
+    }
+    within.push(item);
+    if (Array.isArray(item)) {
+      add("[");
+      for (let i = 0; i < item.length && !full(); i++) {
+        if (i > 0) add(json ? "," : ", ");
+        const element: unknown = item[i];
+        // In a list, a primitive or a list is shown as describe shows it; an object, as JSON.
+        if (json || (typeof element === "object" && element !== null && !Array.isArray(element))) {
+          write(toJson(element, String(i)), true);
+        } else write(element, false);
+      }
+      add("]");
+    } else {
+      add("{");
+      let first = true;
+      for (const key in item) {
+        if (full()) break;
+        if (!Object.hasOwn(item, key)) continue;
+        const property = toJson((item as Record<string, unknown>)[key], key);
+        if (leftOut(property)) continue;
+        add(`${first ? "" : ","}${JSON.stringify(key)}:`);
+        first = false;
+        write(property, true);
+      }
+      add("}");
+    }
+    within.pop();
+  };
   try {
-    if (Array.isArray(value)) writeList(out, value, []);
-    else writeJson(out, toJson(value, ""), []);
+    if (Array.isArray(value)) write(value, false);
+    else write(toJson(value, ""), true);
   } catch {
     // A getter or a toJSON that throws: the value's kind still says something (a revoked Proxy has none).
     try {
@@ -123,42 +168,12 @@ export function describe(value: unknown): string {
       return "[object]";
     }
   }
-  return out.text();
+  return cut(text);
 }
 
 /** `text`, cut with "..." when longer than DESCRIBED. */
 function cut(text: string): string {
   return text.length > DESCRIBED ? `${text.slice(0, DESCRIBED - 3)}...` : text;
-}
-
-/** The text of a description, cut with "..." once longer than DESCRIBED. */
-class Description {
-  private written = "";
-  get full(): boolean {
-    return this.written.length > DESCRIBED;
-  }
-  add(piece: string): void {
-    this.written += piece.length > DESCRIBED ? piece.slice(0, DESCRIBED + 1) : piece;
-  }
-  text(): string {
-    return this.full ? `${this.written.slice(0, DESCRIBED - 3)}...` : this.written;
-  }
-}
-
-/** A list as `describe` shows it: `[a, b]`, its elements as `describe` shows them, objects as JSON. */
-function writeList(out: Description, list: readonly unknown[], within: object[]): void {
-  within.push(list);
-  out.add("[");
-  for (let i = 0; i < list.length && !out.full; i++) {
-    if (i > 0) out.add(", ");
-    const item = list[i];
-    if (item === null || typeof item !== "object") out.add(describe(item));
-    else if (within.includes(item)) out.add("[Circular]");
-    else if (Array.isArray(item)) writeList(out, item, within);
-    else writeJson(out, toJson(item, String(i)), within);
-  }
-  out.add("]");
-  within.pop();
 }
 
 /** What JSON.stringify writes for `value` under `key`: the answer of its toJSON, a boxed primitive unboxed. */
@@ -174,42 +189,4 @@ function toJson(value: unknown, key: string): unknown {
 /** Whether JSON.stringify leaves a property with this value out (and writes null for it in a list). */
 function leftOut(value: unknown): boolean {
   return value === undefined || typeof value === "function" || typeof value === "symbol";
-}
-
-/** `value` (toJson'd) as JSON.stringify writes it, but a value inside itself as [Circular]. */
-function writeJson(out: Description, value: unknown, within: object[]): void {
-  if (value === null || typeof value !== "object") {
-    if (typeof value === "number") out.add(Number.isFinite(value) ? String(value) : "null");
-    else if (typeof value === "string") out.add(JSON.stringify(value));
-    // A bigint, which JSON.stringify refuses, is still a number to show.
-    else out.add(leftOut(value) ? "null" : String(value));
-    return;
-  }
-  if (within.includes(value)) {
-    out.add("[Circular]");
-    return;
-  }
-  within.push(value);
-  if (Array.isArray(value)) {
-    out.add("[");
-    for (let i = 0; i < value.length && !out.full; i++) {
-      if (i > 0) out.add(",");
-      writeJson(out, toJson(value[i], String(i)), within);
-    }
-    out.add("]");
-  } else {
-    out.add("{");
-    let first = true;
-    for (const key in value) {
-      if (out.full) break;
-      if (!Object.hasOwn(value, key)) continue;
-      const item = toJson((value as Record<string, unknown>)[key], key);
-      if (leftOut(item)) continue;
-      out.add(`${first ? "" : ","}${JSON.stringify(key)}:`);
-      first = false;
-      writeJson(out, item, within);
-    }
-    out.add("}");
-  }
-  within.pop();
 }

@@ -100,9 +100,7 @@ export function allowed(kind: Kind): string {
     case "number":
       return range(kind, kind.infinity ? "a number" : "a finite number");
     case "integer":
-      return kind.max === undefined
-        ? `an integer >= ${bound(kind.min)}`
-        : `an integer in [${bound(kind.min)}, ${bound(kind.max)}]`;
+      return range(kind, "an integer");
     case "limit":
       return `${kind.integer ? "an integer" : "a number"} (negative or Infinity = no limit)`;
     case "boolean":
@@ -120,17 +118,15 @@ export function allowed(kind: Kind): string {
 
 function fits(kind: Kind, value: unknown): boolean {
   switch (kind.type) {
-    case "number": {
-      if (typeof value !== "number" || Number.isNaN(value)) return false;
-      if (!kind.infinity && !Number.isFinite(value)) return false;
-      if (kind.exclusive ? value <= kind.min : value < kind.min) return false;
-      return kind.max === undefined || value <= kind.max;
-    }
+    // A number and an integer differ only in which numbers they take between their bounds.
+    case "number":
     case "integer":
       return (
         typeof value === "number" &&
-        Number.isInteger(value) &&
-        value >= kind.min &&
+        (kind.type === "integer"
+          ? Number.isInteger(value)
+          : !Number.isNaN(value) && (kind.infinity === true || Number.isFinite(value))) &&
+        (kind.type === "number" && kind.exclusive ? value > kind.min : value >= kind.min) &&
         (kind.max === undefined || value <= kind.max)
       );
     case "limit":
@@ -139,14 +135,13 @@ function fits(kind: Kind, value: unknown): boolean {
         !Number.isNaN(value) &&
         (!kind.integer || Number.isInteger(value) || !Number.isFinite(value))
       );
-    case "boolean":
-      return typeof value === "boolean";
     case "enum":
       return typeof value === "string" && kind.values.includes(value);
-    case "function":
-      return typeof value === "function";
     case "other":
       return true;
+    default:
+      // "boolean" and "function" are what typeof answers.
+      return typeof value === kind.type;
   }
 }
 
@@ -169,6 +164,15 @@ export function read<T = unknown>(schema: Checks, key: string, value: unknown, l
   // -0 is the number it is: 0.
   if (value === 0) return 0 as T;
   return value as T;
+}
+
+/**
+ * `value` itself once it fits option `key` (else the error `read` throws): for a value the caller has
+ * defaulted already, kept as it was given (-0 stays -0).
+ */
+export function checked<T>(schema: Checks, key: string, value: T): T {
+  read(schema, key, value);
+  return value;
 }
 
 /** Checks every key and every described value of `options` at once. */
@@ -215,21 +219,18 @@ export function msField(doc: string, fallback: string, kind: Kind = { type: "num
   return { kind, doc, default: fallback, ms: true, flag: "T", config: true };
 }
 
-/** The checks of a family of strategies (`backoff.exponential`, …), by strategy name. */
-export function strategyChecks(
+/**
+ * The checks of one strategy of a family (`backoff.exponential`, …). Each strategy's checks are a constant
+ * of their own, made by this call marked pure, so that a bundler keeps only those of the strategies an app
+ * calls.
+ */
+export function strategyCheck<F extends Check>(
   family: string,
-  fields: Readonly<Record<string, Readonly<Record<string, Check>>>>,
-): Readonly<Record<string, Checks>> {
-  const out: Record<string, Checks> = {};
-  for (const [name, checked] of Object.entries(fields)) {
-    out[name] = {
-      name: `${family}.${name}`,
-      where: `${family}.${name}`,
-      label: (key) => `${family}.${name}: ${key}`,
-      fields: checked,
-    };
-  }
-  return out;
+  name: string,
+  fields: Readonly<Record<string, F>>,
+): Checks<F> {
+  const where = `${family}.${name}`;
+  return { name: where, where, label: (key) => `${where}: ${key}`, fields };
 }
 
 /** The schemas of a family of strategies (`backoff.exponential`, …), by strategy name. */
@@ -239,13 +240,7 @@ export function strategySchemas(
 ): Readonly<Record<string, Schema>> {
   const out: Record<string, Schema> = {};
   for (const [name, described] of Object.entries(fields)) {
-    out[name] = {
-      name: `${family}.${name}`,
-      takenBy: `\`${family}.${name}(options)\``,
-      where: `${family}.${name}`,
-      label: (key) => `${family}.${name}: ${key}`,
-      fields: described,
-    };
+    out[name] = { ...strategyCheck(family, name, described), takenBy: `\`${family}.${name}(options)\`` };
   }
   return out;
 }

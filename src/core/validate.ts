@@ -106,29 +106,27 @@ export const RENAMED: Readonly<Record<string, string>> = Object.freeze({
 export function editDistance(a: string, b: string): number {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
-  const rows = Array.from({ length: x.length + 1 }, (_, i) => {
-    const row = new Array<number>(y.length + 1).fill(0);
-    row[0] = i;
-    return row;
-  });
-  for (let j = 0; j <= y.length; j++) (rows[0] as number[])[j] = j;
-  for (let i = 1; i <= x.length; i++) {
-    const row = rows[i] as number[];
-    const above = rows[i - 1] as number[];
-    for (let j = 1; j <= y.length; j++) {
-      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
-      let best = Math.min(
-        (above[j] as number) + 1,
-        (row[j - 1] as number) + 1,
-        (above[j - 1] as number) + cost,
-      );
-      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) {
-        best = Math.min(best, ((rows[i - 2] as number[])[j - 2] as number) + 1);
-      }
-      row[j] = best;
+  // d[i][j]: the distance between the first i characters of x and the first j of y. Each edit costs one,
+  // added once after the min: a deletion, an insertion, a substitution (free between equal characters), a swap.
+  const d: number[][] = [];
+  for (let i = 0; i <= x.length; i++) {
+    const row: number[] = [];
+    d.push(row);
+    for (let j = 0; j <= y.length; j++) {
+      row[j] =
+        i === 0 || j === 0
+          ? i + j
+          : Math.min(
+              (d[i - 1] as number[])[j] as number,
+              row[j - 1] as number,
+              ((d[i - 1] as number[])[j - 1] as number) + (x[i - 1] === y[j - 1] ? 0 : 1) - 1,
+              i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]
+                ? ((d[i - 2] as number[])[j - 2] as number)
+                : Number.POSITIVE_INFINITY,
+            ) + 1;
     }
   }
-  return (rows[x.length] as number[])[y.length] as number;
+  return (d[x.length] as number[])[y.length] as number;
 }
 
 /**
@@ -147,11 +145,12 @@ export function nearest(name: string, known: readonly string[]): string | undefi
       bestDistance = d;
     }
   }
-  if (best === undefined) return undefined;
-  const lower = name.toLowerCase();
-  const contained = known.find((k) => k.toLowerCase().includes(lower) || lower.includes(k.toLowerCase()));
+  // With no known name, bestDistance stays Infinity and nothing below is found.
   if (bestDistance <= Math.max(2, Math.ceil(name.length * 0.4))) return best;
-  return lower.length >= 3 ? contained : undefined;
+  const lower = name.toLowerCase();
+  return lower.length >= 3
+    ? known.find((k) => k.toLowerCase().includes(lower) || lower.includes(k.toLowerCase()))
+    : undefined;
 }
 
 /** What to say of an unknown name: "`maxDelay` was renamed `maxElapsed`." or "Did you mean `maxRetries`?". */
@@ -160,11 +159,12 @@ export function suggestion(
   known: readonly string[],
   quote = (k: string) => `\`${k}\``,
 ): string | undefined {
-  const renamed = RENAMED[name];
-  if (renamed !== undefined && known.includes(renamed))
-    return `${quote(name)} was renamed ${quote(renamed)}.`;
   const near = nearest(name, known);
-  return near === undefined ? undefined : `Did you mean ${quote(near)}?`;
+  // The nearest name is the new name whenever `name` was renamed to a known one.
+  if (near === undefined) return undefined;
+  return RENAMED[name] === near
+    ? `${quote(name)} was renamed ${quote(near)}.`
+    : `Did you mean ${quote(near)}?`;
 }
 
 /**

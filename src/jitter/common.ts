@@ -1,18 +1,14 @@
 import { OptionError } from "../core/errors.js";
-import { type Checks, checkKeys } from "../core/schema.js";
-import { JITTER_CHECKS } from "./checks.js";
+import { type Checks, checked, checkKeys } from "../core/schema.js";
 import type { Jitter, JitterFunction, JitterLike } from "./types.js";
 
 /** How full and equal jitter draw: uniformly, as AWS's ("Exponential Backoff And Jitter", 2015), or one of the two ends ("choice"). */
 export type JitterMode = "uniform" | "choice";
 
-export function mode(name: string, options: { mode?: JitterMode } | undefined): JitterMode {
-  checkKeys(JITTER_CHECKS[name] as Checks, options);
-  const value = options?.mode ?? "uniform";
-  if (value !== "uniform" && value !== "choice") {
-    throw new OptionError(`jitter.${name}: mode`, value, '"uniform" or "choice"');
-  }
-  return value;
+/** Checks the options of a jitter that takes a `mode` (its `checks`), and reads the mode. */
+export function mode(checks: Checks, options: { mode?: JitterMode } | undefined): JitterMode {
+  checkKeys(checks, options);
+  return checked(checks, "mode", options?.mode ?? "uniform");
 }
 
 // The strategy factories themselves (`jitter.full`, …), which must be called, not passed.

@@ -1,8 +1,8 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniform } from "../core/random.js";
-import { type Checks, checkKeys } from "../core/schema.js";
-import { atLeastOrInfinity, finiteAtLeast, maxAtLeastBase } from "../core/validate.js";
-import { JITTER_CHECKS } from "./checks.js";
+import { checked, checkKeys } from "../core/schema.js";
+import { maxAtLeastBase } from "../core/validate.js";
+import { DECORRELATED_AWS_CHECKS, DECORRELATED_POLLY_CHECKS } from "./checks.js";
 import { markFactories } from "./common.js";
 import type { Jitter } from "./types.js";
 
@@ -40,11 +40,9 @@ export interface DecorrelatedAwsOptions {
  * { backoff: backoff.exponential({ base: 100, max: 20_000 }), jitter: jitter.decorrelatedAws() }
  */
 export function decorrelatedAws(options?: DecorrelatedAwsOptions): Jitter {
-  checkKeys(JITTER_CHECKS.decorrelatedAws as Checks, options);
-  const ownBase =
-    options?.base === undefined ? undefined : finiteAtLeast("jitter.decorrelatedAws: base", options.base, 0);
-  const ownMax =
-    options?.max === undefined ? undefined : atLeastOrInfinity("jitter.decorrelatedAws: max", options.max, 0);
+  checkKeys(DECORRELATED_AWS_CHECKS, options);
+  const ownBase = checked(DECORRELATED_AWS_CHECKS, "base", options?.base);
+  const ownMax = checked(DECORRELATED_AWS_CHECKS, "max", options?.max);
   if (ownBase !== undefined && ownMax !== undefined) {
     maxAtLeastBase("jitter.decorrelatedAws: max", ownMax, ownBase, true);
   }
@@ -85,19 +83,13 @@ const MEDIAN_SCALE = 1 / 1.4;
  * { backoff: backoff.exponential({ base: 128, max: 30_000 }), jitter: jitter.decorrelatedPolly() } // cockatiel's defaults
  */
 export function decorrelatedPolly(options?: DecorrelatedPollyOptions): Jitter {
-  checkKeys(JITTER_CHECKS.decorrelatedPolly as Checks, options);
-  const ownBase =
-    options?.base === undefined
-      ? undefined
-      : finiteAtLeast("jitter.decorrelatedPolly: base", options.base, 0);
-  const ownMax =
-    options?.max === undefined
-      ? undefined
-      : atLeastOrInfinity("jitter.decorrelatedPolly: max", options.max, 0);
+  checkKeys(DECORRELATED_POLLY_CHECKS, options);
+  const ownBase = checked(DECORRELATED_POLLY_CHECKS, "base", options?.base);
+  const ownMax = checked(DECORRELATED_POLLY_CHECKS, "max", options?.max);
   if (ownBase !== undefined && ownMax !== undefined) {
     maxAtLeastBase("jitter.decorrelatedPolly: max", ownMax, ownBase, true);
   }
-  const multiplier = finiteAtLeast("jitter.decorrelatedPolly: multiplier", options?.multiplier ?? 2, 1);
+  const multiplier = checked(DECORRELATED_POLLY_CHECKS, "multiplier", options?.multiplier ?? 2);
   return {
     name: "decorrelated-polly",
     apply({ backoff, retries, random, state }) {

@@ -1,4 +1,5 @@
 import { uniform } from "../core/random.js";
+import { EQUAL_CHECKS } from "./checks.js";
 import { type JitterMode, markFactories, mode } from "./common.js";
 import type { Jitter } from "./types.js";
 
@@ -14,7 +15,7 @@ export interface EqualJitterOptions {
  * jitter.equal();
  */
 export function equal(options?: EqualJitterOptions): Jitter {
-  const m = mode("equal", options);
+  const m = mode(EQUAL_CHECKS, options);
   return {
     name: m === "uniform" ? "equal" : "equal-choice",
     apply({ backoff, retries, random }) {

@@ -1,4 +1,5 @@
 import { uniform } from "../core/random.js";
+import { FULL_CHECKS } from "./checks.js";
 import { type JitterMode, markFactories, mode } from "./common.js";
 import type { Jitter } from "./types.js";
 
@@ -15,7 +16,7 @@ export interface FullJitterOptions {
  * jitter.full();
  */
 export function full(options?: FullJitterOptions): Jitter {
-  const m = mode("full", options);
+  const m = mode(FULL_CHECKS, options);
   return {
     name: m === "uniform" ? "full" : "full-choice",
     apply({ backoff, retries, random }) {

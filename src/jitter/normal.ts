@@ -1,9 +1,8 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { standardNormal } from "../core/random.js";
-import { type Checks, checkKeys } from "../core/schema.js";
-import { finiteAtLeast } from "../core/validate.js";
-import { JITTER_CHECKS } from "./checks.js";
+import { checked, checkKeys } from "../core/schema.js";
+import { NORMAL_CHECKS } from "./checks.js";
 import { markFactories } from "./common.js";
 import type { Jitter } from "./types.js";
 
@@ -26,7 +25,7 @@ export interface NormalJitterOptions {
  * jitter.normal({ stddev: 100 }); // any delay ± 100 ms
  */
 export function normal(options?: NormalJitterOptions): Jitter {
-  checkKeys(JITTER_CHECKS.normal as Checks, options);
+  checkKeys(NORMAL_CHECKS, options);
   if (options?.sigma !== undefined && options?.stddev !== undefined) {
     throw new OptionError(
       "jitter.normal: stddev",
@@ -34,25 +33,15 @@ export function normal(options?: NormalJitterOptions): Jitter {
       "left out when sigma is given (one or the other)",
     );
   }
-  if (options?.stddev !== undefined) {
-    const stddev = finiteAtLeast("jitter.normal: stddev", options.stddev, 0);
-    return {
-      name: "normal",
-      apply({ backoff, retries, random }) {
-        const d = backoff.delay(retries, random);
-        if (stddev === 0) return d;
-        return Math.min(Math.max(d + stddev * standardNormal(random), 0), MAX_TIMER_DELAY);
-      },
-    };
-  }
-  const sigma = finiteAtLeast("jitter.normal: sigma", options?.sigma ?? 0.1, 0);
+  const stddev = checked(NORMAL_CHECKS, "stddev", options?.stddev);
+  const sigma = checked(NORMAL_CHECKS, "sigma", options?.sigma ?? 0.1);
   return {
     name: "normal",
     apply({ backoff, retries, random }) {
       const d = backoff.delay(retries, random);
-      if (sigma === 0 || d === 0) return d;
-      const jittered = d + sigma * d * standardNormal(random);
-      return Math.min(Math.max(jittered, 0), MAX_TIMER_DELAY);
+      // No spread, no draw: stddev 0, or sigma's share of 0 (sigma 0, or a delay of 0).
+      if (stddev === undefined ? sigma === 0 || d === 0 : stddev === 0) return d;
+      return Math.min(Math.max(d + (stddev ?? sigma * d) * standardNormal(random), 0), MAX_TIMER_DELAY);
     },
   };
 }

@@ -1,8 +1,7 @@
 import { MAX_TIMER_DELAY } from "../core/clock.js";
 import { uniform } from "../core/random.js";
-import { type Checks, checkKeys } from "../core/schema.js";
-import { atLeastOrInfinity, finiteAtLeast } from "../core/validate.js";
-import { JITTER_CHECKS } from "./checks.js";
+import { checked, checkKeys } from "../core/schema.js";
+import { PROPORTIONAL_CHECKS } from "./checks.js";
 import { markFactories } from "./common.js";
 import type { Jitter } from "./types.js";
 
@@ -21,9 +20,9 @@ export interface ProportionalJitterOptions {
  * jitter.proportional({ spread: 0.2 }); // 1000 becomes anything in [800, 1200]
  */
 export function proportional(options?: ProportionalJitterOptions): Jitter {
-  checkKeys(JITTER_CHECKS.proportional as Checks, options);
-  const spread = finiteAtLeast("jitter.proportional: spread", options?.spread ?? 0.3, 0, 1);
-  const maxSpread = atLeastOrInfinity("jitter.proportional: maxSpread", options?.maxSpread ?? 120_000, 0);
+  checkKeys(PROPORTIONAL_CHECKS, options);
+  const spread = checked(PROPORTIONAL_CHECKS, "spread", options?.spread ?? 0.3);
+  const maxSpread = checked(PROPORTIONAL_CHECKS, "maxSpread", options?.maxSpread ?? 120_000);
   return {
     name: "proportional",
     apply({ backoff, retries, random }) {

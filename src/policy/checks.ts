@@ -8,89 +8,80 @@ import type { Check, Checks } from "../core/schema.js";
 
 const fn = { kind: { type: "function" } } as const;
 const yesNo = { kind: { type: "boolean" } } as const;
+/** An option checked by the code that takes it; `allowed` is what the docs and its error say it takes. */
+const other = <A extends string>(allowed: A) => ({ kind: { type: "other", allowed } }) as const;
+const limit = <I extends boolean>(integer: I) => ({ kind: { type: "limit", integer } }) as const;
+/** How a bad value is labelled in an error: by its own name. */
+const own = (key: string) => key;
 
 /** What a policy (the top level or a rule) sets: how many retries, for how long, how far apart. */
 export const POLICY_CHECKS = {
-  maxRetries: { kind: { type: "limit", integer: true } },
-  maxElapsed: { kind: { type: "limit", integer: false } },
+  maxRetries: limit(true),
+  maxElapsed: limit(false),
   maxElapsedCountsWait: yesNo,
-  backoff: {
-    kind: {
-      type: "other",
-      allowed: "a backoff (from backoff.*), an object with delay(retries, random), or a function",
-    },
-  },
-  jitter: {
-    kind: { type: "other", allowed: "a jitter (from jitter.*), an object with apply(…), or a function" },
-  },
+  backoff: other("a backoff (from backoff.*), an object with delay(retries, random), or a function"),
+  jitter: other("a jitter (from jitter.*), an object with apply(…), or a function"),
   scale: { kind: { type: "number", min: 0, exclusive: true } },
   delayFrom: fn,
 } as const satisfies Record<string, Check>;
 
 /** What a rule's `when` takes. */
-export const WHEN_CHECK = {
-  kind: { type: "other", allowed: "an ErrorMatcher (required)" },
-} as const satisfies Check;
+export const WHEN_CHECK = other("an ErrorMatcher (required)") satisfies Check;
 
 /** A rule of `rules`: the errors it is for, and the policy it sets for them. */
 export const RULE_CHECKS: Checks = {
   name: "rule",
   where: "rules[i]",
-  label: (key) => key,
+  label: own,
   fields: { when: WHEN_CHECK, ...POLICY_CHECKS },
 };
 
 /** The retry step's own options, beside its policy. */
 export const STEP_CHECKS = {
   ...POLICY_CHECKS,
-  retryOn: { kind: { type: "other", allowed: "an ErrorMatcher" } },
+  retryOn: other("an ErrorMatcher"),
   retryOnResult: fn,
   shouldConsumeRetry: fn,
   delayFirstAttempt: yesNo,
-  rules: { kind: { type: "other", allowed: "an array of { when, …policy } rules" } },
+  rules: other("an array of { when, …policy } rules"),
   onAttempt: fn,
   onSuccess: fn,
   onError: fn,
   onRetry: fn,
   onGiveUp: fn,
   onCallbackError: fn,
-  budget: { kind: { type: "other", allowed: "a retry budget (from retryBudget())" } },
+  budget: other("a retry budget (from retryBudget())"),
 } as const satisfies Record<string, Check>;
 
 /** `steps.retry(options)`. */
 export const RETRY_STEP_CHECKS: Checks = {
   name: "retry step",
   where: "options",
-  label: (key) => key,
+  label: own,
   fields: STEP_CHECKS,
 };
 
 /** What `retry` and `wrap` take beside the retry step's options: the guards it builds, and the execution's. */
 export const SHORT_FORM_CHECKS = {
-  timeout: { kind: { type: "limit", integer: false } },
+  timeout: limit(false),
   unref: yesNo,
-  signal: { kind: { type: "other", allowed: "an AbortSignal" } },
-  clock: { kind: { type: "other", allowed: "a Clock with now() and setTimer(ms, callback) methods" } },
+  signal: other("an AbortSignal"),
+  clock: other("a Clock with now() and setTimer(ms, callback) methods"),
   random: fn,
-  breaker: { kind: { type: "other", allowed: "a circuit breaker (from circuitBreaker())" } },
-  hedge: { kind: { type: "other", allowed: "a hedge step (steps.hedge({ delay }))" } },
-  chaos: { kind: { type: "other", allowed: "a chaos step (steps.chaos({ fault: { rate, error } }))" } },
+  breaker: other("a circuit breaker (from circuitBreaker())"),
+  hedge: other("a hedge step (steps.hedge({ delay }))"),
+  chaos: other("a chaos step (steps.chaos({ fault: { rate, error } }))"),
 } as const satisfies Record<string, Check>;
 
-/** `retry(operation, options)` and `wrap(operation, options)`, in the order the docs list them. */
+const { timeout, ...guards } = SHORT_FORM_CHECKS;
+
+/**
+ * `retry(operation, options)` and `wrap(operation, options)`, in the order the docs list them: the
+ * timeout, the retry step's options, then the other guards and the execution's.
+ */
 export const RETRY_CHECKS: Checks = {
   name: "retry",
   where: "options",
-  label: (key) => key,
-  fields: {
-    timeout: SHORT_FORM_CHECKS.timeout,
-    ...STEP_CHECKS,
-    unref: SHORT_FORM_CHECKS.unref,
-    signal: SHORT_FORM_CHECKS.signal,
-    clock: SHORT_FORM_CHECKS.clock,
-    random: SHORT_FORM_CHECKS.random,
-    breaker: SHORT_FORM_CHECKS.breaker,
-    hedge: SHORT_FORM_CHECKS.hedge,
-    chaos: SHORT_FORM_CHECKS.chaos,
-  },
+  label: own,
+  fields: { timeout, ...STEP_CHECKS, ...guards },
 };
