@@ -432,13 +432,16 @@ export const FUNCTION_KEYS: ReadonlySet<string> = new Set([
 
 /**
  * Whether options that hold what `resolved` was resolved from but for their functions (`FUNCTION_KEYS`)
- * differ from it only in their callbacks and predicates (`Callbacks`), checked here: then a call may run
- * on `resolved` with the options object as its callbacks. Not when they give a policy's function (`retryOn`,
+ * differ from it only in their callbacks and predicates (`Callbacks`): those, read once and checked, for a
+ * call that runs on `resolved` with them; undefined when they give a policy's function (`retryOn`,
  * `backoff`, `jitter`, `delayFrom`), or `resolved` has rules or one of those. Throws an `OptionError` naming
  * a bad one.
  */
-export function callbacksOnly<T>(resolved: ResolvedRetry<T>, options: RetryStepOptions<T>): boolean {
-  if (resolved.policies.length !== 1) return false;
+export function callbacksOnly<T>(
+  resolved: ResolvedRetry<T>,
+  options: RetryStepOptions<T>,
+): Callbacks<T> | undefined {
+  if (resolved.policies.length !== 1) return undefined;
   // Each read once, by name: a read by a computed key costs more here than all the rest.
   const { retryOnResult, shouldConsumeRetry, onAttempt, onSuccess, onError, onRetry, onGiveUp } = options;
   checkFunction("retryOnResult", retryOnResult);
@@ -448,9 +451,10 @@ export function callbacksOnly<T>(resolved: ResolvedRetry<T>, options: RetryStepO
   checkFunction("onError", onError);
   checkFunction("onRetry", onRetry);
   checkFunction("onGiveUp", onGiveUp);
-  checkFunction("onCallbackError", options.onCallbackError);
+  const onCallbackError = options.onCallbackError;
+  checkFunction("onCallbackError", onCallbackError);
   const top = resolved.policies[0] as ResolvedPolicy;
-  return (
+  const only =
     options.retryOn === undefined &&
     options.backoff === undefined &&
     options.jitter === undefined &&
@@ -458,8 +462,20 @@ export function callbacksOnly<T>(resolved: ResolvedRetry<T>, options: RetryStepO
     top.match === retryEverything &&
     top.backoff === defaultBackoff &&
     top.jitter === defaultJitter &&
-    top.delayFrom === undefined
-  );
+    top.delayFrom === undefined;
+  // The functions as they were read and checked: the options object may change while the call runs.
+  return only
+    ? {
+        retryOnResult,
+        shouldConsumeRetry,
+        onAttempt,
+        onSuccess,
+        onError,
+        onRetry,
+        onGiveUp,
+        onCallbackError: onCallbackError ?? resolved.onCallbackError,
+      }
+    : undefined;
 }
 
 /**

@@ -113,7 +113,7 @@ export class RetryCall<T> implements AbortWatcher {
   readonly options: ResolvedRetry<T>;
   /**
    * The callbacks and predicates the call tells and asks: its options' own, or, for options written inline
-   * around kept ones (a callback written inline), the options object as given, its functions checked.
+   * around kept ones (a callback written inline), the ones the call was given, read once and checked.
    */
   readonly callbacks: Callbacks<T>;
   readonly #events: Events<RetryEvents<T>> | undefined;
@@ -292,7 +292,8 @@ export class RetryCall<T> implements AbortWatcher {
       this.pending = new Thrown(error);
       return undefined;
     }
-    if (!(result instanceof Promise)) {
+    // A native promise only: a subclass's `then` may answer anything, and is heard as any thenable is.
+    if (!(result instanceof Promise) || result.constructor !== Promise) {
       this.pending = result;
       return undefined;
     }
@@ -529,9 +530,10 @@ export class RetryCall<T> implements AbortWatcher {
       this.#afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
       return;
     }
+    // Settled before anyone is told: a callback that aborts the caller's signal cannot undo the success.
+    this.#finish();
     this.#accepted(value, attemptNumber);
     reportTo?.success();
-    this.#finish();
     (this.out as Out<T>).resolve(value);
   }
 
@@ -566,6 +568,8 @@ export class RetryCall<T> implements AbortWatcher {
 
   /** Once the error is known to fall to policy `index` (-1: none): asks `shouldConsumeRetry`, if given. */
   #matched(error: unknown, attemptNumber: number, index: number): void {
+    // The caller's abort may have ended the call while an async `retryOn` was pending.
+    if (this.#done) return;
     const ask = this.callbacks.shouldConsumeRetry;
     if (index < 0 || ask === undefined || this.#free >= MAX_FREE_RETRIES) {
       this.#decide(error, attemptNumber, index, false);

@@ -68,9 +68,10 @@ function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
 function rebind<T>(resolution: Resolution<T>, options: RetryOptions<T>): Resolution<T> | undefined {
   if (resolution.inner.length > 0) return undefined;
   const resolved = resolution.options;
-  // Only callbacks differ: the call runs on the kept resolution, the options object its callbacks.
-  if (callbacksOnly(resolved.retry, options)) {
-    return { options: resolved, limit: resolution.limit, inner: resolution.inner, callbacks: options };
+  // Only callbacks differ: the call runs on the kept resolution with them.
+  const callbacks = callbacksOnly(resolved.retry, options);
+  if (callbacks !== undefined) {
+    return { options: resolved, limit: resolution.limit, inner: resolution.inner, callbacks };
   }
   const retry = withFunctions(resolved.retry, options);
   if (retry === undefined) return undefined;

@@ -1,0 +1,115 @@
+// Defects found by attacking the one retry loop (src/retry/call.ts), each named after what broke.
+import { pipeline, type RetryEvent, retry, steps } from "robustly";
+import { VirtualClock } from "robustly/testing";
+import { describe, expect, it } from "vitest";
+
+describe("a call tells the callbacks it was given, as they were when it began", () => {
+  it("one options object reused with its callback changed between calls: each call tells its own", async () => {
+    const clock = new VirtualClock();
+    const options: { clock: VirtualClock; maxRetries: number; onRetry?: (e: RetryEvent) => void } = {
+      clock,
+      maxRetries: 2,
+    };
+    const told: string[] = [];
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < 6; i++) {
+      options.onRetry = (event) => told.push(`callback ${i} told of ${(event.error as Error).message}`);
+      let n = 0;
+      calls.push(retry(() => (++n < 2 ? Promise.reject(new Error(`call ${i}`)) : i), options));
+    }
+    await clock.runAll();
+    expect(await Promise.all(calls)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(told).toEqual([0, 1, 2, 3, 4, 5].map((i) => `callback ${i} told of call ${i}`));
+  });
+
+  it("a callback changed to a non-function after the call began is not used: the call goes on with the one it checked", async () => {
+    const clock = new VirtualClock();
+    // Enough calls of this shape that one is kept (one options object in 64 holding a function is).
+    for (let i = 0; i < 70; i++) await retry(() => 1, { clock, maxRetries: 3, retryOnResult: () => false });
+    const options: Record<string, unknown> = { clock, maxRetries: 3, retryOnResult: () => false };
+    let n = 0;
+    const call = retry(() => (++n < 2 ? Promise.reject(new Error("x")) : "v"), options);
+    options.retryOnResult = "yes";
+    const settled = call.then(
+      (value) => ({ value }),
+      (error: Error) => ({ error: `${error.name}: ${error.message}` }),
+    );
+    await clock.runAll();
+    expect(await settled).toEqual({ value: "v" });
+  });
+});
+
+describe("a first attempt answered by a Promise subclass", () => {
+  /** A promise whose `then` answers `answer` instead of a promise. */
+  const odd = (answer: unknown) =>
+    class Odd<T> extends Promise<T> {
+      // biome-ignore lint/suspicious/noThenProperty: the hostile answer under test
+      override then(ok?: never, fail?: never): never {
+        super.then(ok, fail);
+        return answer as never;
+      }
+    };
+
+  it("whose then answers undefined: the call answers the attempt's value", async () => {
+    const Odd = odd(undefined);
+    await expect(retry(() => new Odd<string>((resolve) => resolve("val")))).resolves.toBe("val");
+  });
+
+  it("whose then answers a number: retry and a pipeline's retry step still answer a promise of the value", async () => {
+    const Odd = odd(42);
+    const answer = retry(() => new Odd<string>((resolve) => resolve("val")));
+    expect(answer).toBeInstanceOf(Promise);
+    await expect(answer).resolves.toBe("val");
+    const piped = pipeline(steps.retry()).execute(() => new Odd<string>((resolve) => resolve("val")));
+    expect(piped).toBeInstanceOf(Promise);
+    await expect(piped).resolves.toBe("val");
+  });
+});
+
+describe("what callbacks do once a call has its outcome", () => {
+  it("onSuccess that aborts the caller's signal: the call still succeeds, and onGiveUp is not told", async () => {
+    for (const timeout of [undefined, 1000]) {
+      const controller = new AbortController();
+      const told: string[] = [];
+      const outcome = await retry(() => "v", {
+        signal: controller.signal,
+        ...(timeout === undefined ? {} : { timeout }),
+        onSuccess: () => {
+          told.push("success");
+          controller.abort(new Error("aborted in onSuccess"));
+        },
+        onGiveUp: (event) => told.push(`giveUp ${event.reason}`),
+      }).then(
+        (value) => value,
+        (error: Error) => `rejected: ${error.message}`,
+      );
+      expect({ outcome, told }).toEqual({ outcome: "v", told: ["success"] });
+    }
+  });
+
+  it("an abort while an async retryOn is pending: shouldConsumeRetry is not asked afterwards", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    let answer: (retry: boolean) => void = () => {};
+    const asked: string[] = [];
+    const call = retry(() => Promise.reject(new Error("down")), {
+      clock,
+      signal: controller.signal,
+      retryOn: () => new Promise<boolean>((resolve) => (answer = resolve)),
+      shouldConsumeRetry: () => {
+        asked.push("shouldConsumeRetry");
+        return true;
+      },
+    });
+    const settled = call.then(
+      () => "value",
+      (error: Error) => error.message,
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort(new Error("caller left"));
+    answer(true);
+    await clock.runAll();
+    expect(await settled).toBe("caller left");
+    expect(asked).toEqual([]);
+  });
+});
