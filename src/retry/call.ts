@@ -323,7 +323,8 @@ export class RetryCall<T> implements AbortWatcher {
   /** The first attempt, made by `#direct`, answered `value`, which ends the call. */
   #directAccepted(attempt: Attempt<T>, value: T): T {
     this.current = undefined;
-    attempt.end();
+    // Made without a time limit: only a scope made of it is to let go.
+    attempt.scope?.release();
     this.#done = true;
     // A listener that came while it ran hears of it.
     if (this.#events?.any() === true) this.#accepted(value, 1);
@@ -814,16 +815,16 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
   declare reason: unknown;
   declare kind: AbortKind | undefined;
   /** The scope a step or pipeline made of it (see pipeline/link.ts). */
-  declare scope: LinkedScope | undefined;
+  scope: LinkedScope | undefined = undefined;
   /** What `bail` left, for the call to end with. */
-  declare bailed: PermanentError | undefined;
+  bailed: PermanentError | undefined = undefined;
   // As a deadline in the clock's shared queue (see `Deadline`), when it runs under a time limit.
-  declare at: number;
-  declare prev: Deadline | undefined;
-  declare next: Deadline | undefined;
-  declare lane: Deadline["lane"];
+  at = 0;
+  prev: Deadline | undefined = undefined;
+  next: Deadline | undefined = undefined;
+  lane: Deadline["lane"] = undefined;
   /** Cancels its time limit's timer, on a clock without a deadline queue. */
-  declare cancel: CancelTimer | undefined;
+  cancel: CancelTimer | undefined = undefined;
   declare private controller: AbortController | undefined;
   declare private bailer: ((error?: unknown) => void) | undefined;
 
