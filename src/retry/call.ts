@@ -116,29 +116,29 @@ export class RetryCall<T> implements AbortWatcher {
    * around kept ones (a callback written inline), the ones the call was given, read once and checked.
    */
   readonly callbacks: Callbacks<T>;
-  readonly #events: Events<RetryEvents<T>> | undefined;
-  readonly #next: Next<T>;
+  private readonly events: Events<RetryEvents<T>> | undefined;
+  private readonly operation: Next<T>;
   readonly clock: Clock;
   readonly random: Random;
   /** The scope of the retry step that runs this call; undefined for `retry`'s own calls. */
   readonly outer: Scope | undefined;
-  readonly #signal: AbortSignal | undefined;
+  private readonly callerSignal: AbortSignal | undefined;
   readonly limit: TimeLimit | undefined;
   /** The clock's shared deadline queue, for a time limit above 0 on a clock that has one. */
   readonly queue: DeadlineQueue | undefined;
   /** Where the outcome goes; set when the call is made to settle through the loop. */
   out: Out<T> | undefined = undefined;
   /** When the first attempt began. */
-  #start = 0;
+  private startedAt = 0;
   /**
-   * Whether `#start` is a shared reading of the real clock (see `sharedStart`), and whether that clock was
+   * Whether `startedAt` is a shared reading of the real clock (see `sharedStart`), and whether that clock was
    * the one in place; undefined once the start was checked against a replaced clock (or was read directly).
    */
-  #real: boolean | undefined = undefined;
-  #retries = 0;
+  private real: boolean | undefined = undefined;
+  private retried = 0;
   /** The attempt in progress; undefined while sleeping or once settled. */
   current: Attempt<T> | undefined = undefined;
-  #done = false;
+  private settled = false;
   // Set only once a call needs them, so that one whose first attempt succeeds at once sets none of them.
   declare private state: RetryState | undefined;
   declare private cancelTimer: CancelTimer | undefined;
@@ -148,8 +148,6 @@ export class RetryCall<T> implements AbortWatcher {
   declare private unwatchOuter: (() => void) | undefined;
   /** Whether the caller's signal is watched. */
   declare private watching: boolean | undefined;
-  /** The budget's mark on the attempt in progress, when this call reports attempts' outcomes to it. */
-  declare private claim: BudgetClaim | undefined;
   /** When the backoff sleep in progress began. */
   declare private sleptFrom: number | undefined;
   /** Sleeping the first delay, before any attempt (`delayFirstAttempt`). */
@@ -158,14 +156,14 @@ export class RetryCall<T> implements AbortWatcher {
   declare private announcing: boolean | undefined;
   /** The caller's frames, captured at the first failure when the call is made at the caller's edge. */
   declare private site: CallSite | undefined;
-  /** What the first attempt made by `#direct` answered, when it was no native promise. */
+  /** What the first attempt made by `direct` answered, when it was no native promise. */
   declare private pending: unknown;
   /** Whether the last attempt answered a value, not a thenable nor a throw. */
   declare private answeredValue: boolean | undefined;
   /** Milliseconds slept in backoffs (the first delay of `delayFirstAttempt` aside). */
-  #idle = 0;
+  private idle = 0;
   /** Retries `shouldConsumeRetry` made free. */
-  #free = 0;
+  private free = 0;
 
   constructor(
     options: ResolvedRetry<T>,
@@ -180,12 +178,12 @@ export class RetryCall<T> implements AbortWatcher {
   ) {
     this.options = options;
     this.callbacks = callbacks;
-    this.#events = events;
-    this.#next = next;
+    this.events = events;
+    this.operation = next;
     this.clock = clock;
     this.random = random;
     this.outer = outer;
-    this.#signal = signal;
+    this.callerSignal = signal;
     this.limit = limit;
     this.queue = limit !== undefined && limit.ms > 0 ? deadlinesOf(clock) : undefined;
   }
@@ -196,11 +194,11 @@ export class RetryCall<T> implements AbortWatcher {
    * attempt's own, chained once: almost every call succeeds at once, and pays for nothing else.
    */
   run(): Promise<T> {
-    const signal = this.#signal;
+    const signal = this.callerSignal;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    this.#begin();
-    if (signal === undefined && this.limit === undefined && this.#plainFirst()) {
-      const chained = this.#direct();
+    this.begin();
+    if (signal === undefined && this.limit === undefined && this.plainFirst()) {
+      const chained = this.direct();
       if (chained !== undefined) return chained;
     }
     capturing = this as RetryCall<unknown>;
@@ -208,7 +206,7 @@ export class RetryCall<T> implements AbortWatcher {
       capture as (resolve: (v: T) => void, reject: (e: unknown) => void) => void,
     );
     capturing = undefined;
-    this.#go();
+    this.go();
     // A reaction to a promise the caller awaits: the caller's frames go on an error the call ends with.
     return promise.then(undefined, atEdge);
   }
@@ -218,28 +216,28 @@ export class RetryCall<T> implements AbortWatcher {
    * call before its first attempt answers with a promise, that promise chained once.
    */
   start(): T | PromiseLike<T> {
-    this.#begin();
+    this.begin();
     const outer = this.outer;
-    if ((outer === undefined || !outer.canAbort) && this.limit === undefined && this.#plainFirst()) {
-      const chained = this.#direct();
+    if ((outer === undefined || !outer.canAbort) && this.limit === undefined && this.plainFirst()) {
+      const chained = this.direct();
       if (chained !== undefined) return chained;
     }
     const out = new Eventual<T>();
     this.out = out;
-    this.#go();
+    this.go();
     // A value the operation answered synchronously, accepted, is the step's answer as it is; a thenable's
     // (one that settled synchronously, as in the simulator) stays in the `Eventual`.
     return out.fulfilled && this.answeredValue ? (out.value as T) : out;
   }
 
   /**
-   * Goes on once the outcome has somewhere to go: hears the first attempt `#direct` made, when it answered
+   * Goes on once the outcome has somewhere to go: hears the first attempt `direct` made, when it answered
    * no promise, or watches what may end the call early and makes the first attempt.
    */
-  #go(): void {
+  private go(): void {
     const made = this.current;
     if (made === undefined) {
-      if (this.#watch()) this.#first();
+      if (this.watch()) this.firstAttempt();
       return;
     }
     const pending = this.pending;
@@ -249,7 +247,7 @@ export class RetryCall<T> implements AbortWatcher {
   }
 
   /** Reads the start: shared between calls made close together when nothing depends on its precision. */
-  #begin(): void {
+  private begin(): void {
     const clock = this.clock;
     const options = this.options;
     if (
@@ -257,13 +255,13 @@ export class RetryCall<T> implements AbortWatcher {
       !options.timeBound &&
       this.callbacks.onSuccess === undefined
     ) {
-      this.#start = sharedStart();
-      this.#real = startWasReal;
-    } else this.#start = clock.now();
+      this.startedAt = sharedStart();
+      this.real = startWasReal;
+    } else this.startedAt = clock.now();
   }
 
   /** Whether the first attempt needs nothing of the loop but a context and its outcome. */
-  #plainFirst(): boolean {
+  private plainFirst(): boolean {
     const callbacks = this.callbacks;
     const options = this.options;
     return (
@@ -273,21 +271,21 @@ export class RetryCall<T> implements AbortWatcher {
           callbacks.onAttempt === undefined &&
           callbacks.retryOnResult === undefined &&
           callbacks.onSuccess === undefined) &&
-      (this.#events === undefined || !this.#events.any())
+      (this.events === undefined || !this.events.any())
     );
   }
 
   /**
    * Makes the first attempt with nothing around it, for a call nothing can end before it answers. A native
    * promise is chained (its value is the call's, its failure goes on in the loop); anything else is left
-   * in `#pending` for `#go`, and undefined returned.
+   * in `pending` for `go`, and undefined returned.
    */
-  #direct(): Promise<T> | undefined {
+  private direct(): Promise<T> | undefined {
     const attempt = new Attempt<T>(this, 1, 0, this.options.maxRetries, 0, undefined);
     this.current = attempt;
     let result: T | PromiseLike<T>;
     try {
-      result = this.#next(attempt);
+      result = this.operation(attempt);
     } catch (error) {
       this.pending = new Thrown(error);
       return undefined;
@@ -297,9 +295,9 @@ export class RetryCall<T> implements AbortWatcher {
       this.pending = result;
       return undefined;
     }
-    const failed = (error: unknown): PromiseLike<T> => this.#directFailed(attempt, error, callSite(failed));
+    const failed = (error: unknown): PromiseLike<T> => this.directFailed(attempt, error, callSite(failed));
     try {
-      return result.then((value: T) => this.#directValue(attempt, value, failed), failed);
+      return result.then((value: T) => this.directValue(attempt, value, failed), failed);
     } catch (error) {
       // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
       this.pending = new Thrown(error);
@@ -307,8 +305,8 @@ export class RetryCall<T> implements AbortWatcher {
     }
   }
 
-  /** The first attempt, made by `#direct`, answered `value`: the call's, unless it bailed. */
-  #directValue(
+  /** The first attempt, made by `direct`, answered `value`: the call's, unless it bailed. */
+  private directValue(
     attempt: Attempt<T>,
     value: T,
     failed: (error: unknown) => PromiseLike<T>,
@@ -317,25 +315,25 @@ export class RetryCall<T> implements AbortWatcher {
       const bailed = attempt.takeBail();
       if (bailed !== undefined) return failed(bailed);
     }
-    return this.#directAccepted(attempt, value);
+    return this.directAccepted(attempt, value);
   }
 
-  /** The first attempt, made by `#direct`, answered `value`, which ends the call. */
-  #directAccepted(attempt: Attempt<T>, value: T): T {
+  /** The first attempt, made by `direct`, answered `value`, which ends the call. */
+  private directAccepted(attempt: Attempt<T>, value: T): T {
     this.current = undefined;
     // Made without a time limit: only a scope made of it is to let go.
     attempt.scope?.release();
-    this.#done = true;
+    this.settled = true;
     // A listener that came while it ran hears of it.
-    if (this.#events?.any() === true) this.#accepted(value, 1);
+    if (this.events?.any() === true) this.accepted(value, 1);
     return value;
   }
 
   /**
-   * The first attempt, made by `#direct`, failed: the loop goes on from it, in a promise the caller's
+   * The first attempt, made by `direct`, failed: the loop goes on from it, in a promise the caller's
    * chains on (the error it may end with carries the caller's frames, `site`).
    */
-  #directFailed(attempt: Attempt<T>, error: unknown, site: CallSite | undefined): PromiseLike<T> {
+  private directFailed(attempt: Attempt<T>, error: unknown, site: CallSite | undefined): PromiseLike<T> {
     this.site = site;
     const out = new Eventual<T>();
     this.out = out;
@@ -344,18 +342,18 @@ export class RetryCall<T> implements AbortWatcher {
   }
 
   /** Starts watching what may end the call early; false, with the call ended, when it has already. */
-  #watch(): boolean {
+  private watch(): boolean {
     const outer = this.outer;
     if (outer !== undefined) {
       if (outer.aborted) {
-        this.#finish();
-        this.#giveUpAborted(outer.reason, 0);
+        this.finish();
+        this.giveUpAborted(outer.reason, 0);
         return false;
       }
       if (outer.canAbort)
-        this.unwatchOuter = outer.onAbort(() => this.#aborted(outer.reason, outer.abortKind ?? "caller"));
+        this.unwatchOuter = outer.onAbort(() => this.abortedBy(outer.reason, outer.abortKind ?? "caller"));
     }
-    const signal = this.#signal;
+    const signal = this.callerSignal;
     if (signal !== undefined) {
       watch(signal, this);
       this.watching = true;
@@ -366,26 +364,26 @@ export class RetryCall<T> implements AbortWatcher {
   /** The caller's signal aborted. */
   signalAborted(): void {
     this.watching = false;
-    this.#aborted((this.#signal as AbortSignal).reason, "caller");
+    this.abortedBy((this.callerSignal as AbortSignal).reason, "caller");
   }
 
   /** Whether what may end the call early has: the retry step's scope, or the caller's signal. */
-  #isAborted(): boolean {
-    return this.outer?.aborted === true || this.#signal?.aborted === true;
+  private isAborted(): boolean {
+    return this.outer?.aborted === true || this.callerSignal?.aborted === true;
   }
 
   /** Why it did. */
-  #abortReason(): unknown {
+  private abortReason(): unknown {
     const outer = this.outer;
-    return outer?.aborted === true ? outer.reason : this.#signal?.reason;
+    return outer?.aborted === true ? outer.reason : this.callerSignal?.reason;
   }
 
   /** Makes the first attempt, after the first delay with `delayFirstAttempt`. */
-  #first(): void {
-    this.#claimBudget();
+  private firstAttempt(): void {
+    this.claimBudget();
     const options = this.options;
     if (!options.delayFirstAttempt) {
-      this.#attemptNow();
+      this.attemptNow();
       return;
     }
     this.state = new RetryState(options.policies);
@@ -393,27 +391,27 @@ export class RetryCall<T> implements AbortWatcher {
     try {
       delay = this.state.firstWait(this.random);
     } catch (broken) {
-      this.#broken(broken);
+      this.broken(broken);
       return;
     }
     this.waitingFirst = true;
-    this.cancelTimer = this.clock.setTimer(delay, () => this.#wakeFirst());
+    this.cancelTimer = this.clock.setTimer(delay, () => this.wakeFirst());
   }
 
-  #wakeFirst(): void {
+  private wakeFirst(): void {
     this.cancelTimer = undefined;
-    if (this.#done) return;
+    if (this.settled) return;
     this.waitingFirst = false;
-    this.#start = this.clock.now();
-    this.#real = undefined;
-    this.#attemptNow();
+    this.startedAt = this.clock.now();
+    this.real = undefined;
+    this.attemptNow();
   }
 
   /**
    * The budget hears of this execution once: a step outside that uses it already counted the request,
    * and then this call reports the attempts' outcomes in its place.
    */
-  #claimBudget(): void {
+  private claimBudget(): void {
     const budget = this.options.budget;
     if (budget === undefined) return;
     const outer = this.outer?.findClaim(budget);
@@ -422,31 +420,27 @@ export class RetryCall<T> implements AbortWatcher {
   }
 
   /** Milliseconds since the first attempt began. */
-  #elapsed(): number {
-    const real = this.#real;
+  private elapsedNow(): number {
+    const real = this.real;
     if (real !== undefined) {
       // A shared reading of a clock replaced since (fake timers) cannot be compared with it: from now on.
-      if (!sharedStartFits(real)) this.#start = this.clock.now();
-      this.#real = undefined;
+      if (!sharedStartFits(real)) this.startedAt = this.clock.now();
+      this.real = undefined;
     }
-    return this.clock.now() - this.#start;
+    return this.clock.now() - this.startedAt;
   }
 
-  #attemptNow(): void {
-    const retries = this.#retries;
-    const elapsed = retries === 0 ? 0 : this.#elapsed();
+  private attemptNow(): void {
+    const retries = this.retried;
+    const elapsed = retries === 0 ? 0 : this.elapsedNow();
     const budget = this.options.budget;
     const claim = budget === undefined ? undefined : { budget, inner: false };
     const retriesLeft = this.state?.retriesLeft() ?? this.options.maxRetries;
-    // While `onAttempt` runs, the attempt has not started: an abort from it counts only those before.
-    this.announcing = true;
-    this.#attempting(retries + 1, retries, retriesLeft, elapsed);
-    this.announcing = false;
+    this.attempting(retries + 1, retries, retriesLeft, elapsed);
     // A callback may have aborted the caller's signal, which ended the call.
-    if (this.#done) return;
+    if (this.settled) return;
     const attempt = new Attempt<T>(this, retries + 1, retries, retriesLeft, elapsed, claim);
     this.current = attempt;
-    this.claim = claim;
     const limit = this.limit;
     if (limit !== undefined) {
       const queue = this.queue;
@@ -455,23 +449,23 @@ export class RetryCall<T> implements AbortWatcher {
     }
     let result: T | PromiseLike<T>;
     try {
-      result = this.#next(attempt);
+      result = this.operation(attempt);
     } catch (error) {
-      this.answeredValue = false;
       attempt.failed(error);
       return;
     }
-    this.answeredValue = !(result instanceof Promise) && !isThenable(result);
+    // Written only for what is no promise: a promise's outcome is never the step's answer at once.
+    if (!(result instanceof Promise)) this.answeredValue = !isThenable(result);
     attempt.listen(result);
   }
 
   /** `attempt` answered with `value`. */
   succeeded(attempt: Attempt<T>, value: T): void {
-    if (!this.#end(attempt)) return;
-    const reportTo = this.claim?.inner === false ? this.options.budget : undefined;
+    if (!this.endAttempt(attempt)) return;
+    const reportTo = attempt.claim?.inner === false ? this.options.budget : undefined;
     const bailed = attempt.takeBail();
     if (bailed !== undefined) {
-      this.#afterFailure(bailed, attempt.attempt, reportTo);
+      this.afterFailure(bailed, attempt.attempt, reportTo);
       return;
     }
     const retryOnResult = this.callbacks.retryOnResult;
@@ -480,24 +474,24 @@ export class RetryCall<T> implements AbortWatcher {
       verdict = retryOnResult?.(value);
     } catch (thrown) {
       // retryOnResult threw: that is this attempt's error.
-      this.#afterFailure(thrown, attempt.attempt, reportTo);
+      this.afterFailure(thrown, attempt.attempt, reportTo);
       return;
     }
-    this.#judged(value, attempt.attempt, verdict, reportTo);
+    this.judged(value, attempt.attempt, verdict, reportTo);
   }
 
   /** `attempt` failed with `error`. */
   failed(attempt: Attempt<T>, error: unknown): void {
-    if (!this.#end(attempt)) return;
-    this.#afterFailure(
+    if (!this.endAttempt(attempt)) return;
+    this.afterFailure(
       attempt.takeBail() ?? error,
       attempt.attempt,
-      this.claim?.inner === false ? this.options.budget : undefined,
+      attempt.claim?.inner === false ? this.options.budget : undefined,
     );
   }
 
   /** Ends `attempt` if it is still the one in progress; false for a late or repeated outcome. */
-  #end(attempt: Attempt<T>): boolean {
+  private endAttempt(attempt: Attempt<T>): boolean {
     if (this.current !== attempt) return false;
     this.current = undefined;
     attempt.end();
@@ -508,7 +502,7 @@ export class RetryCall<T> implements AbortWatcher {
    * Goes on from `retryOnResult`'s verdict on `value` (waited for when it is a promise): a falsy one ends
    * the call with the value; a truthy one retries it like an error; a rejection is the attempt's error.
    */
-  #judged(
+  private judged(
     value: T,
     attemptNumber: number,
     verdict: unknown,
@@ -519,189 +513,193 @@ export class RetryCall<T> implements AbortWatcher {
       settleWith(
         verdict,
         (answer) => {
-          if (!this.#done) this.#judged(value, attemptNumber, Boolean(answer), reportTo);
+          if (!this.settled) this.judged(value, attemptNumber, Boolean(answer), reportTo);
         },
         (thrown) => {
-          if (!this.#done) this.#afterFailure(thrown, attemptNumber, reportTo);
+          if (!this.settled) this.afterFailure(thrown, attemptNumber, reportTo);
         },
       );
       return;
     }
     if (verdict) {
-      this.#afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
+      this.afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
       return;
     }
     // Settled before anyone is told: a callback that aborts the caller's signal cannot undo the success.
-    this.#finish();
-    this.#accepted(value, attemptNumber);
+    this.finish();
+    this.accepted(value, attemptNumber);
     reportTo?.success();
     (this.out as Out<T>).resolve(value);
   }
 
   /** `reportTo`: the budget to tell of the failure, when this call is the one that tells it. */
-  #afterFailure(error: unknown, attemptNumber: number, reportTo: { failure(): void } | undefined): void {
-    if (this.#isAborted()) {
-      this.#finish();
-      this.#giveUpAborted(this.#abortReason(), attemptNumber);
+  private afterFailure(
+    error: unknown,
+    attemptNumber: number,
+    reportTo: { failure(): void } | undefined,
+  ): void {
+    if (this.isAborted()) {
+      this.finish();
+      this.giveUpAborted(this.abortReason(), attemptNumber);
       return;
     }
     if (error instanceof BrokenCircuitError) {
       // A breaker inside refused the attempt: nothing reached the service, and retrying into an open
       // circuit only adds load; the call ends with the breaker's error.
-      this.#giveUp(error, "breaker", attemptNumber - 1, this.#elapsed());
+      this.giveUp(error, "breaker", attemptNumber - 1, this.elapsedNow());
       return;
     }
     reportTo?.failure();
-    this.#failedAttempt(error, this.#retries);
+    this.failedAttempt(error, this.retried);
     // A callback may have aborted the caller's signal, which ended the call.
-    if (this.#done) return;
+    if (this.settled) return;
     if (error instanceof PermanentError) {
-      this.#giveUp(error, "permanent", attemptNumber, this.#elapsed());
+      this.giveUp(error, "permanent", attemptNumber, this.elapsedNow());
       return;
     }
     firstMatch(
       this.options.policies,
       error,
-      (index) => this.#matched(error, attemptNumber, index),
-      (broken) => this.#broken(broken),
+      (index) => this.matched(error, attemptNumber, index),
+      (broken) => this.broken(broken),
     );
   }
 
   /** Once the error is known to fall to policy `index` (-1: none): asks `shouldConsumeRetry`, if given. */
-  #matched(error: unknown, attemptNumber: number, index: number): void {
+  private matched(error: unknown, attemptNumber: number, index: number): void {
     // The caller's abort may have ended the call while an async `retryOn` was pending.
-    if (this.#done) return;
+    if (this.settled) return;
     const ask = this.callbacks.shouldConsumeRetry;
-    if (index < 0 || ask === undefined || this.#free >= MAX_FREE_RETRIES) {
-      this.#decide(error, attemptNumber, index, false);
+    if (index < 0 || ask === undefined || this.free >= MAX_FREE_RETRIES) {
+      this.decide(error, attemptNumber, index, false);
       return;
     }
     invoke(
       () => ask(error),
-      (consume) => this.#decide(error, attemptNumber, index, !consume),
-      (broken) => this.#broken(broken),
+      (consume) => this.decide(error, attemptNumber, index, !consume),
+      (broken) => this.broken(broken),
     );
   }
 
   /** A matcher or a custom strategy threw (or a strategy returned no number): the call ends with that error rather than hang. */
-  #broken(error: unknown): void {
-    if (this.#done) return;
-    this.#finish();
+  private broken(error: unknown): void {
+    if (this.settled) return;
+    this.finish();
     (this.out as Out<T>).reject(error);
   }
 
   /** Decides on a retry (a `free` one or not) once the error is known to fall to policy `index` (-1: none). */
-  #decide(error: unknown, attemptNumber: number, index: number, free: boolean): void {
+  private decide(error: unknown, attemptNumber: number, index: number, free: boolean): void {
     // The caller's abort may have ended the call while an async predicate was pending.
-    if (this.#done) return;
+    if (this.settled) return;
     const options = this.options;
-    const elapsed = this.#elapsed();
+    const elapsed = this.elapsedNow();
     this.state ??= new RetryState(options.policies);
     let decision: ReturnType<RetryState["decide"]>;
     try {
       decision = this.state.decide(
         index,
         error,
-        { attempt: attemptNumber, retries: this.#retries, elapsed },
+        { attempt: attemptNumber, retries: this.retried, elapsed },
         this.random,
         free,
       );
     } catch (broken) {
-      this.#broken(broken);
+      this.broken(broken);
       return;
     }
     if (typeof decision === "string") {
-      this.#giveUp(error, decision, attemptNumber, elapsed);
+      this.giveUp(error, decision, attemptNumber, elapsed);
       return;
     }
     if (options.budget !== undefined && !options.budget.tryRetry()) {
-      this.#giveUp(error, "budget", attemptNumber, elapsed);
+      this.giveUp(error, "budget", attemptNumber, elapsed);
       return;
     }
-    if (free) this.#free += 1;
+    if (free) this.free += 1;
     const { delay } = decision;
-    this.#retrying(error, this.#retries, delay, attemptNumber, elapsed, decision.policy);
+    this.retrying(error, this.retried, delay, attemptNumber, elapsed, decision.policy);
     // A callback may have aborted the caller's signal: stop before sleeping.
-    if (this.#done) return;
-    if (this.#isAborted()) {
-      this.#finish();
-      this.#giveUpAborted(this.#abortReason(), attemptNumber);
+    if (this.settled) return;
+    if (this.isAborted()) {
+      this.finish();
+      this.giveUpAborted(this.abortReason(), attemptNumber);
       return;
     }
     const clock = this.clock;
     this.sleptFrom = clock.now();
     // Made at the first sleep, not with the call: most calls never sleep.
-    this.wakeUp ??= () => this.#wake();
+    this.wakeUp ??= () => this.wake();
     this.cancelTimer = clock.setTimer(delay, this.wakeUp);
   }
 
   /** Adds the backoff sleep in progress, if any, to the time slept. */
-  #woke(): void {
+  private woke(): void {
     if (this.sleptFrom === undefined) return;
-    this.#idle += this.clock.now() - this.sleptFrom;
+    this.idle += this.clock.now() - this.sleptFrom;
     this.sleptFrom = undefined;
   }
 
-  #wake(): void {
+  private wake(): void {
     this.cancelTimer = undefined;
-    if (this.#done) return;
-    this.#woke();
-    this.#retries += 1;
-    this.#attemptNow();
+    if (this.settled) return;
+    this.woke();
+    this.retried += 1;
+    this.attemptNow();
   }
 
   /**
    * The retry step's scope or the caller's signal aborted: the call ends at once with `reason`, and the
    * attempt in progress, if any, is aborted with it.
    */
-  #aborted(reason: unknown, kind: AbortKind): void {
-    if (this.#done) return;
+  private abortedBy(reason: unknown, kind: AbortKind): void {
+    if (this.settled) return;
     const attempt = this.current;
     this.current = undefined;
-    this.#finish();
-    this.#giveUpAborted(reason, this.waitingFirst ? 0 : this.#retries + (this.announcing ? 0 : 1));
+    this.finish();
+    this.giveUpAborted(reason, this.waitingFirst ? 0 : this.retried + (this.announcing ? 0 : 1));
     if (attempt !== undefined) {
       attempt.abort(reason, kind);
       attempt.end();
     }
   }
 
-  #giveUpAborted(reason: unknown, attempts: number): void {
-    this.#woke();
-    this.#gaveUp(reason, "aborted", attempts, this.#elapsed(), this.#idle, false);
+  private giveUpAborted(reason: unknown, attempts: number): void {
+    this.woke();
+    this.gaveUp(reason, "aborted", attempts, this.elapsedNow(), this.idle, false);
     (this.out as Out<T>).reject(reason);
   }
 
   /** Ends the call with the last outcome: the value `retryOnResult` kept rejecting, or the error as it was. */
-  #giveUp(error: unknown, reason: GiveUpReason, attempts: number, elapsed: number): void {
-    this.#finish();
+  private giveUp(error: unknown, reason: GiveUpReason, attempts: number, elapsed: number): void {
+    this.finish();
     if (error instanceof RetryableResultError) {
-      this.#gaveUp(error.value, reason, attempts, elapsed, this.#idle, true);
+      this.gaveUp(error.value, reason, attempts, elapsed, this.idle, true);
       (this.out as Out<T>).resolve(error.value as T);
       return;
     }
     const final = unwrapPermanent(error);
-    report(final, { reason, attempts, elapsed, idle: this.#idle });
+    report(final, { reason, attempts, elapsed, idle: this.idle });
     addCallSite(final, this.site);
-    this.#gaveUp(final, reason, attempts, elapsed, this.#idle, false);
+    this.gaveUp(final, reason, attempts, elapsed, this.idle, false);
     (this.out as Out<T>).reject(final);
   }
 
   /** Marks the call settled and removes its timer and its hooks. */
-  #finish(): void {
-    this.#done = true;
+  private finish(): void {
+    this.settled = true;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     this.unwatchOuter?.();
     this.unwatchOuter = undefined;
     if (this.watching) {
       this.watching = false;
-      unwatch(this.#signal as AbortSignal, this);
+      unwatch(this.callerSignal as AbortSignal, this);
     }
   }
 
   /** Where a callback's or listener's throw goes. */
-  #onCallbackError(): (error: unknown, callback: string) => void {
+  private onCallbackError(): (error: unknown, callback: string) => void {
     return this.callbacks.onCallbackError ?? this.options.onCallbackError;
   }
 
@@ -709,45 +707,48 @@ export class RetryCall<T> implements AbortWatcher {
   // is reported to `onCallbackError` and never changes the call.
 
   /** When `value` ends the call (retryOnResult did not ask for another attempt). */
-  #accepted(value: T, attempt: number): void {
+  private accepted(value: T, attempt: number): void {
     const options = this.options;
     // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
     const hooks = options.successHooks;
     for (let i = 0; i < hooks.length; i++) hooks[i]?.success?.();
     const onSuccess = this.callbacks.onSuccess;
-    const events = this.#events;
+    const events = this.events;
     const listened = events?.has("success") === true;
     if (onSuccess === undefined && !listened) return;
-    const elapsed = this.#elapsed();
-    const idle = this.#idle;
+    const elapsed = this.elapsedNow();
+    const idle = this.idle;
     if (onSuccess !== undefined) {
       const stats: RetryStats = { attempts: attempt, elapsed, idle };
-      safeCall(this.#onCallbackError(), "onSuccess", () => onSuccess(value, stats));
+      safeCall(this.onCallbackError(), "onSuccess", () => onSuccess(value, stats));
     }
     if (listened) events?.emit("success", { value, attempt, elapsed, idle });
   }
 
   /** Before each attempt: `onAttempt` and the `attempt` event. */
-  #attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void {
+  private attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void {
     const onAttempt = this.callbacks.onAttempt;
-    const events = this.#events;
+    const events = this.events;
     const listened = events?.has("attempt") === true;
     if (onAttempt === undefined && !listened) return;
     const event: AttemptEvent = { attempt, retries, retriesLeft, elapsed };
-    if (onAttempt !== undefined) safeCall(this.#onCallbackError(), "onAttempt", () => onAttempt(event));
+    // While they are told, the attempt has not started: an abort from them counts only those before.
+    this.announcing = true;
+    if (onAttempt !== undefined) safeCall(this.onCallbackError(), "onAttempt", () => onAttempt(event));
     if (listened) events?.emit("attempt", event);
+    this.announcing = false;
   }
 
   /** After every failed attempt: `onError` and the `error` event. */
-  #failedAttempt(error: unknown, retries: number): void {
+  private failedAttempt(error: unknown, retries: number): void {
     const onError = this.callbacks.onError;
-    if (onError !== undefined) safeCall(this.#onCallbackError(), "onError", () => onError(error, retries));
-    const events = this.#events;
+    if (onError !== undefined) safeCall(this.onCallbackError(), "onError", () => onError(error, retries));
+    const events = this.events;
     if (events?.has("error") === true) events.emit("error", { error, retries });
   }
 
   /** Before a backoff sleep: `onRetry` and the `retry` event. */
-  #retrying(
+  private retrying(
     error: unknown,
     retries: number,
     delay: number,
@@ -756,7 +757,7 @@ export class RetryCall<T> implements AbortWatcher {
     policy: number,
   ): void {
     const onRetry = this.callbacks.onRetry;
-    const events = this.#events;
+    const events = this.events;
     const listened = events?.has("retry") === true;
     if (onRetry === undefined && !listened) return;
     const last = this.options.policies.length - 1;
@@ -768,12 +769,12 @@ export class RetryCall<T> implements AbortWatcher {
       elapsed,
       rule: policy === last ? -1 : policy,
     };
-    if (onRetry !== undefined) safeCall(this.#onCallbackError(), "onRetry", () => onRetry(event));
+    if (onRetry !== undefined) safeCall(this.onCallbackError(), "onRetry", () => onRetry(event));
     if (listened) events?.emit("retry", event);
   }
 
   /** When the call stops retrying: `onGiveUp` and the `giveUp` event. */
-  #gaveUp(
+  private gaveUp(
     outcome: unknown,
     reason: GiveUpReason,
     attempts: number,
@@ -782,16 +783,16 @@ export class RetryCall<T> implements AbortWatcher {
     isValue: boolean,
   ): void {
     const onGiveUp = this.callbacks.onGiveUp;
-    const events = this.#events;
+    const events = this.events;
     const listened = events?.has("giveUp") === true;
     if (onGiveUp === undefined && !listened) return;
     const event: GiveUpEvent = { reason, outcome, isValue, attempts, elapsed, idle };
-    if (onGiveUp !== undefined) safeCall(this.#onCallbackError(), "onGiveUp", () => onGiveUp(event));
+    if (onGiveUp !== undefined) safeCall(this.onCallbackError(), "onGiveUp", () => onGiveUp(event));
     if (listened) events?.emit("giveUp", event);
   }
 }
 
-/** A first attempt's throw, kept for `#go` (see `#direct`). */
+/** A first attempt's throw, kept for `go` (see `direct`). */
 class Thrown {
   readonly error: unknown;
   constructor(error: unknown) {
@@ -804,7 +805,7 @@ class Thrown {
  * the attempt's outcome for its call.
  */
 class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
-  readonly #call: RetryCall<T>;
+  private readonly owner: RetryCall<T>;
   readonly attempt: number;
   readonly retries: number;
   readonly retriesLeft: number;
@@ -836,7 +837,7 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
     elapsed: number,
     claim: BudgetClaim | undefined,
   ) {
-    this.#call = call;
+    this.owner = call;
     this.attempt = attempt;
     this.retries = retries;
     this.retriesLeft = retriesLeft;
@@ -849,24 +850,24 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
   }
 
   get timeout(): number {
-    const call = this.#call;
+    const call = this.owner;
     return call.limit?.ms ?? call.outer?.timeout ?? Number.POSITIVE_INFINITY;
   }
 
   get hedge(): number {
-    return this.#call.outer?.hedge ?? 1;
+    return this.owner.outer?.hedge ?? 1;
   }
 
   get clock(): Clock {
-    return this.#call.clock;
+    return this.owner.clock;
   }
 
   get random(): Random {
-    return this.#call.random;
+    return this.owner.random;
   }
 
   get parent(): Scope | undefined {
-    return this.#call.outer;
+    return this.owner.outer;
   }
 
   get signal(): AbortSignal {
@@ -917,16 +918,16 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
   }
 
   answered(value: T): void {
-    this.#call.succeeded(this, value);
+    this.owner.succeeded(this, value);
   }
 
   failed(error: unknown): void {
-    this.#call.failed(this, error);
+    this.owner.failed(this, error);
   }
 
   /** Its time ran out: its signal aborts, then it fails with a `TimeoutError`. */
   expire(): void {
-    const call = this.#call;
+    const call = this.owner;
     if (call.current !== this) return;
     const limit = call.limit as TimeLimit;
     // Made in a timer callback, where a stack says nothing about the caller: none is captured.
@@ -949,7 +950,7 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
 
   /** The attempt is over: its time limit goes, and its scope lets go of the one outside. */
   end(): void {
-    if (this.lane !== undefined) this.#call.queue?.remove(this);
+    if (this.lane !== undefined) this.owner.queue?.remove(this);
     this.cancel?.();
     this.scope?.release();
   }
