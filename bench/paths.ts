@@ -52,12 +52,12 @@ const VARIANTS: readonly Variant[] = [
     patches: [
       {
         file: "retry/call.js",
-        from: "if (signal === undefined && this.limit === undefined && this.plainFirst()) {",
+        from: "if (signal === undefined && this.limit === undefined && this.#plainFirst()) {",
         to: "if (false) {",
       },
       {
         file: "retry/call.js",
-        from: "if ((outer === undefined || !outer.canAbort) && this.limit === undefined && this.plainFirst()) {",
+        from: "if ((outer === undefined || !outer.canAbort) && this.limit === undefined && this.#plainFirst()) {",
         to: "if (false) {",
       },
     ],

@@ -116,29 +116,29 @@ export class RetryCall<T> implements AbortWatcher {
    * around kept ones (a callback written inline), the ones the call was given, read once and checked.
    */
   readonly callbacks: Callbacks<T>;
-  private readonly events: Events<RetryEvents<T>> | undefined;
-  private readonly operation: Next<T>;
+  readonly #events: Events<RetryEvents<T>> | undefined;
+  readonly #operation: Next<T>;
   readonly clock: Clock;
   readonly random: Random;
   /** The scope of the retry step that runs this call; undefined for `retry`'s own calls. */
   readonly outer: Scope | undefined;
-  private readonly callerSignal: AbortSignal | undefined;
+  readonly #callerSignal: AbortSignal | undefined;
   readonly limit: TimeLimit | undefined;
   /** The clock's shared deadline queue, for a time limit above 0 on a clock that has one. */
   readonly queue: DeadlineQueue | undefined;
   /** Where the outcome goes; set when the call is made to settle through the loop. */
-  out: Out<T> | undefined = undefined;
+  declare out: Out<T> | undefined;
   /** When the first attempt began. */
-  private startedAt = 0;
+  #startedAt = 0;
   /**
    * Whether `startedAt` is a shared reading of the real clock (see `sharedStart`), and whether that clock was
    * the one in place; undefined once the start was checked against a replaced clock (or was read directly).
    */
-  private real: boolean | undefined = undefined;
-  private retried = 0;
+  declare private real: boolean | undefined;
+  #retried = 0;
   /** The attempt in progress; undefined while sleeping or once settled. */
   current: Attempt<T> | undefined = undefined;
-  private settled = false;
+  #settled = false;
   // Set only once a call needs them, so that one whose first attempt succeeds at once sets none of them.
   declare private state: RetryState | undefined;
   declare private cancelTimer: CancelTimer | undefined;
@@ -161,9 +161,9 @@ export class RetryCall<T> implements AbortWatcher {
   /** Whether the last attempt answered a value, not a thenable nor a throw. */
   declare private answeredValue: boolean | undefined;
   /** Milliseconds slept in backoffs (the first delay of `delayFirstAttempt` aside). */
-  private idle = 0;
+  #idle = 0;
   /** Retries `shouldConsumeRetry` made free. */
-  private free = 0;
+  #free = 0;
 
   constructor(
     options: ResolvedRetry<T>,
@@ -178,12 +178,12 @@ export class RetryCall<T> implements AbortWatcher {
   ) {
     this.options = options;
     this.callbacks = callbacks;
-    this.events = events;
-    this.operation = next;
+    this.#events = events;
+    this.#operation = next;
     this.clock = clock;
     this.random = random;
     this.outer = outer;
-    this.callerSignal = signal;
+    this.#callerSignal = signal;
     this.limit = limit;
     this.queue = limit !== undefined && limit.ms > 0 ? deadlinesOf(clock) : undefined;
   }
@@ -194,11 +194,11 @@ export class RetryCall<T> implements AbortWatcher {
    * attempt's own, chained once: almost every call succeeds at once, and pays for nothing else.
    */
   run(): Promise<T> {
-    const signal = this.callerSignal;
+    const signal = this.#callerSignal;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    this.begin();
-    if (signal === undefined && this.limit === undefined && this.plainFirst()) {
-      const chained = this.direct();
+    this.#begin();
+    if (signal === undefined && this.limit === undefined && this.#plainFirst()) {
+      const chained = this.#direct();
       if (chained !== undefined) return chained;
     }
     capturing = this as RetryCall<unknown>;
@@ -206,7 +206,7 @@ export class RetryCall<T> implements AbortWatcher {
       capture as (resolve: (v: T) => void, reject: (e: unknown) => void) => void,
     );
     capturing = undefined;
-    this.go();
+    this.#go();
     // A reaction to a promise the caller awaits: the caller's frames go on an error the call ends with.
     return promise.then(undefined, atEdge);
   }
@@ -216,15 +216,15 @@ export class RetryCall<T> implements AbortWatcher {
    * call before its first attempt answers with a promise, that promise chained once.
    */
   start(): T | PromiseLike<T> {
-    this.begin();
+    this.#begin();
     const outer = this.outer;
-    if ((outer === undefined || !outer.canAbort) && this.limit === undefined && this.plainFirst()) {
-      const chained = this.direct();
+    if ((outer === undefined || !outer.canAbort) && this.limit === undefined && this.#plainFirst()) {
+      const chained = this.#direct();
       if (chained !== undefined) return chained;
     }
     const out = new Eventual<T>();
     this.out = out;
-    this.go();
+    this.#go();
     // A value the operation answered synchronously, accepted, is the step's answer as it is; a thenable's
     // (one that settled synchronously, as in the simulator) stays in the `Eventual`.
     return out.fulfilled && this.answeredValue ? (out.value as T) : out;
@@ -234,10 +234,10 @@ export class RetryCall<T> implements AbortWatcher {
    * Goes on once the outcome has somewhere to go: hears the first attempt `direct` made, when it answered
    * no promise, or watches what may end the call early and makes the first attempt.
    */
-  private go(): void {
+  #go(): void {
     const made = this.current;
     if (made === undefined) {
-      if (this.watch()) this.firstAttempt();
+      if (this.#watch()) this.#firstAttempt();
       return;
     }
     const pending = this.pending;
@@ -247,7 +247,7 @@ export class RetryCall<T> implements AbortWatcher {
   }
 
   /** Reads the start: shared between calls made close together when nothing depends on its precision. */
-  private begin(): void {
+  #begin(): void {
     const clock = this.clock;
     const options = this.options;
     if (
@@ -255,13 +255,13 @@ export class RetryCall<T> implements AbortWatcher {
       !options.timeBound &&
       this.callbacks.onSuccess === undefined
     ) {
-      this.startedAt = sharedStart();
+      this.#startedAt = sharedStart();
       this.real = startWasReal;
-    } else this.startedAt = clock.now();
+    } else this.#startedAt = clock.now();
   }
 
   /** Whether the first attempt needs nothing of the loop but a context and its outcome. */
-  private plainFirst(): boolean {
+  #plainFirst(): boolean {
     const callbacks = this.callbacks;
     const options = this.options;
     return (
@@ -271,7 +271,7 @@ export class RetryCall<T> implements AbortWatcher {
           callbacks.onAttempt === undefined &&
           callbacks.retryOnResult === undefined &&
           callbacks.onSuccess === undefined) &&
-      (this.events === undefined || !this.events.any())
+      (this.#events === undefined || !this.#events.any())
     );
   }
 
@@ -280,12 +280,12 @@ export class RetryCall<T> implements AbortWatcher {
    * promise is chained (its value is the call's, its failure goes on in the loop); anything else is left
    * in `pending` for `go`, and undefined returned.
    */
-  private direct(): Promise<T> | undefined {
+  #direct(): Promise<T> | undefined {
     const attempt = new Attempt<T>(this, 1, 0, this.options.maxRetries, 0, undefined);
     this.current = attempt;
     let result: T | PromiseLike<T>;
     try {
-      result = this.operation(attempt);
+      result = this.#operation(attempt);
     } catch (error) {
       this.pending = new Thrown(error);
       return undefined;
@@ -295,9 +295,9 @@ export class RetryCall<T> implements AbortWatcher {
       this.pending = result;
       return undefined;
     }
-    const failed = (error: unknown): PromiseLike<T> => this.directFailed(attempt, error, callSite(failed));
+    const failed = (error: unknown): PromiseLike<T> => this.#directFailed(attempt, error, callSite(failed));
     try {
-      return result.then((value: T) => this.directValue(attempt, value, failed), failed);
+      return result.then((value: T) => this.#directValue(attempt, value, failed), failed);
     } catch (error) {
       // A promise whose `then` throws (a hostile subclass's): that is the attempt's error, as `await` has it.
       this.pending = new Thrown(error);
@@ -306,7 +306,7 @@ export class RetryCall<T> implements AbortWatcher {
   }
 
   /** The first attempt, made by `direct`, answered `value`: the call's, unless it bailed. */
-  private directValue(
+  #directValue(
     attempt: Attempt<T>,
     value: T,
     failed: (error: unknown) => PromiseLike<T>,
@@ -315,17 +315,17 @@ export class RetryCall<T> implements AbortWatcher {
       const bailed = attempt.takeBail();
       if (bailed !== undefined) return failed(bailed);
     }
-    return this.directAccepted(attempt, value);
+    return this.#directAccepted(attempt, value);
   }
 
   /** The first attempt, made by `direct`, answered `value`, which ends the call. */
-  private directAccepted(attempt: Attempt<T>, value: T): T {
+  #directAccepted(attempt: Attempt<T>, value: T): T {
     this.current = undefined;
     // Made without a time limit: only a scope made of it is to let go.
     attempt.scope?.release();
-    this.settled = true;
+    this.#settled = true;
     // A listener that came while it ran hears of it.
-    if (this.events?.any() === true) this.accepted(value, 1);
+    if (this.#events?.any() === true) this.#accepted(value, 1);
     return value;
   }
 
@@ -333,7 +333,7 @@ export class RetryCall<T> implements AbortWatcher {
    * The first attempt, made by `direct`, failed: the loop goes on from it, in a promise the caller's
    * chains on (the error it may end with carries the caller's frames, `site`).
    */
-  private directFailed(attempt: Attempt<T>, error: unknown, site: CallSite | undefined): PromiseLike<T> {
+  #directFailed(attempt: Attempt<T>, error: unknown, site: CallSite | undefined): PromiseLike<T> {
     this.site = site;
     const out = new Eventual<T>();
     this.out = out;
@@ -342,18 +342,18 @@ export class RetryCall<T> implements AbortWatcher {
   }
 
   /** Starts watching what may end the call early; false, with the call ended, when it has already. */
-  private watch(): boolean {
+  #watch(): boolean {
     const outer = this.outer;
     if (outer !== undefined) {
       if (outer.aborted) {
-        this.finish();
-        this.giveUpAborted(outer.reason, 0);
+        this.#finish();
+        this.#giveUpAborted(outer.reason, 0);
         return false;
       }
       if (outer.canAbort)
-        this.unwatchOuter = outer.onAbort(() => this.abortedBy(outer.reason, outer.abortKind ?? "caller"));
+        this.unwatchOuter = outer.onAbort(() => this.#abortedBy(outer.reason, outer.abortKind ?? "caller"));
     }
-    const signal = this.callerSignal;
+    const signal = this.#callerSignal;
     if (signal !== undefined) {
       watch(signal, this);
       this.watching = true;
@@ -364,26 +364,26 @@ export class RetryCall<T> implements AbortWatcher {
   /** The caller's signal aborted. */
   signalAborted(): void {
     this.watching = false;
-    this.abortedBy((this.callerSignal as AbortSignal).reason, "caller");
+    this.#abortedBy((this.#callerSignal as AbortSignal).reason, "caller");
   }
 
   /** Whether what may end the call early has: the retry step's scope, or the caller's signal. */
-  private isAborted(): boolean {
-    return this.outer?.aborted === true || this.callerSignal?.aborted === true;
+  #isAborted(): boolean {
+    return this.outer?.aborted === true || this.#callerSignal?.aborted === true;
   }
 
   /** Why it did. */
-  private abortReason(): unknown {
+  #abortReason(): unknown {
     const outer = this.outer;
-    return outer?.aborted === true ? outer.reason : this.callerSignal?.reason;
+    return outer?.aborted === true ? outer.reason : this.#callerSignal?.reason;
   }
 
   /** Makes the first attempt, after the first delay with `delayFirstAttempt`. */
-  private firstAttempt(): void {
-    this.claimBudget();
+  #firstAttempt(): void {
+    this.#claimBudget();
     const options = this.options;
     if (!options.delayFirstAttempt) {
-      this.attemptNow();
+      this.#attemptNow();
       return;
     }
     this.state = new RetryState(options.policies);
@@ -391,27 +391,27 @@ export class RetryCall<T> implements AbortWatcher {
     try {
       delay = this.state.firstWait(this.random);
     } catch (broken) {
-      this.broken(broken);
+      this.#broken(broken);
       return;
     }
     this.waitingFirst = true;
-    this.cancelTimer = this.clock.setTimer(delay, () => this.wakeFirst());
+    this.cancelTimer = this.clock.setTimer(delay, () => this.#wakeFirst());
   }
 
-  private wakeFirst(): void {
+  #wakeFirst(): void {
     this.cancelTimer = undefined;
-    if (this.settled) return;
+    if (this.#settled) return;
     this.waitingFirst = false;
-    this.startedAt = this.clock.now();
+    this.#startedAt = this.clock.now();
     this.real = undefined;
-    this.attemptNow();
+    this.#attemptNow();
   }
 
   /**
    * The budget hears of this execution once: a step outside that uses it already counted the request,
    * and then this call reports the attempts' outcomes in its place.
    */
-  private claimBudget(): void {
+  #claimBudget(): void {
     const budget = this.options.budget;
     if (budget === undefined) return;
     const outer = this.outer?.findClaim(budget);
@@ -420,36 +420,40 @@ export class RetryCall<T> implements AbortWatcher {
   }
 
   /** Milliseconds since the first attempt began. */
-  private elapsedNow(): number {
+  #elapsedNow(): number {
     const real = this.real;
     if (real !== undefined) {
       // A shared reading of a clock replaced since (fake timers) cannot be compared with it: from now on.
-      if (!sharedStartFits(real)) this.startedAt = this.clock.now();
+      if (!sharedStartFits(real)) this.#startedAt = this.clock.now();
       this.real = undefined;
     }
-    return this.clock.now() - this.startedAt;
+    return this.clock.now() - this.#startedAt;
   }
 
-  private attemptNow(): void {
-    const retries = this.retried;
-    const elapsed = retries === 0 ? 0 : this.elapsedNow();
+  #attemptNow(): void {
+    const retries = this.#retried;
+    const elapsed = retries === 0 ? 0 : this.#elapsedNow();
     const budget = this.options.budget;
     const claim = budget === undefined ? undefined : { budget, inner: false };
     const retriesLeft = this.state?.retriesLeft() ?? this.options.maxRetries;
-    this.attempting(retries + 1, retries, retriesLeft, elapsed);
+    this.#attempting(retries + 1, retries, retriesLeft, elapsed);
     // A callback may have aborted the caller's signal, which ended the call.
-    if (this.settled) return;
-    const attempt = new Attempt<T>(this, retries + 1, retries, retriesLeft, elapsed, claim);
-    this.current = attempt;
+    if (this.#settled) return;
     const limit = this.limit;
-    if (limit !== undefined) {
+    let attempt: Attempt<T>;
+    if (limit === undefined)
+      attempt = new Attempt<T>(this, retries + 1, retries, retriesLeft, elapsed, claim);
+    else {
+      const timed = new TimedAttempt<T>(this, retries + 1, retries, retriesLeft, elapsed, claim);
       const queue = this.queue;
-      if (queue !== undefined) queue.add(attempt, limit.ms);
-      else attempt.cancel = this.clock.setTimer(limit.ms, () => attempt.expire());
+      if (queue !== undefined) queue.add(timed, limit.ms);
+      else timed.cancel = this.clock.setTimer(limit.ms, () => timed.expire());
+      attempt = timed;
     }
+    this.current = attempt;
     let result: T | PromiseLike<T>;
     try {
-      result = this.operation(attempt);
+      result = this.#operation(attempt);
     } catch (error) {
       attempt.failed(error);
       return;
@@ -461,11 +465,11 @@ export class RetryCall<T> implements AbortWatcher {
 
   /** `attempt` answered with `value`. */
   succeeded(attempt: Attempt<T>, value: T): void {
-    if (!this.endAttempt(attempt)) return;
+    if (!this.#endAttempt(attempt)) return;
     const reportTo = attempt.claim?.inner === false ? this.options.budget : undefined;
     const bailed = attempt.takeBail();
     if (bailed !== undefined) {
-      this.afterFailure(bailed, attempt.attempt, reportTo);
+      this.#afterFailure(bailed, attempt.attempt, reportTo);
       return;
     }
     const retryOnResult = this.callbacks.retryOnResult;
@@ -474,16 +478,16 @@ export class RetryCall<T> implements AbortWatcher {
       verdict = retryOnResult?.(value);
     } catch (thrown) {
       // retryOnResult threw: that is this attempt's error.
-      this.afterFailure(thrown, attempt.attempt, reportTo);
+      this.#afterFailure(thrown, attempt.attempt, reportTo);
       return;
     }
-    this.judged(value, attempt.attempt, verdict, reportTo);
+    this.#judged(value, attempt.attempt, verdict, reportTo);
   }
 
   /** `attempt` failed with `error`. */
   failed(attempt: Attempt<T>, error: unknown): void {
-    if (!this.endAttempt(attempt)) return;
-    this.afterFailure(
+    if (!this.#endAttempt(attempt)) return;
+    this.#afterFailure(
       attempt.takeBail() ?? error,
       attempt.attempt,
       attempt.claim?.inner === false ? this.options.budget : undefined,
@@ -491,7 +495,7 @@ export class RetryCall<T> implements AbortWatcher {
   }
 
   /** Ends `attempt` if it is still the one in progress; false for a late or repeated outcome. */
-  private endAttempt(attempt: Attempt<T>): boolean {
+  #endAttempt(attempt: Attempt<T>): boolean {
     if (this.current !== attempt) return false;
     this.current = undefined;
     attempt.end();
@@ -502,7 +506,7 @@ export class RetryCall<T> implements AbortWatcher {
    * Goes on from `retryOnResult`'s verdict on `value` (waited for when it is a promise): a falsy one ends
    * the call with the value; a truthy one retries it like an error; a rejection is the attempt's error.
    */
-  private judged(
+  #judged(
     value: T,
     attemptNumber: number,
     verdict: unknown,
@@ -513,193 +517,189 @@ export class RetryCall<T> implements AbortWatcher {
       settleWith(
         verdict,
         (answer) => {
-          if (!this.settled) this.judged(value, attemptNumber, Boolean(answer), reportTo);
+          if (!this.#settled) this.#judged(value, attemptNumber, Boolean(answer), reportTo);
         },
         (thrown) => {
-          if (!this.settled) this.afterFailure(thrown, attemptNumber, reportTo);
+          if (!this.#settled) this.#afterFailure(thrown, attemptNumber, reportTo);
         },
       );
       return;
     }
     if (verdict) {
-      this.afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
+      this.#afterFailure(new RetryableResultError(value), attemptNumber, reportTo);
       return;
     }
     // Settled before anyone is told: a callback that aborts the caller's signal cannot undo the success.
-    this.finish();
-    this.accepted(value, attemptNumber);
+    this.#finish();
+    this.#accepted(value, attemptNumber);
     reportTo?.success();
     (this.out as Out<T>).resolve(value);
   }
 
   /** `reportTo`: the budget to tell of the failure, when this call is the one that tells it. */
-  private afterFailure(
-    error: unknown,
-    attemptNumber: number,
-    reportTo: { failure(): void } | undefined,
-  ): void {
-    if (this.isAborted()) {
-      this.finish();
-      this.giveUpAborted(this.abortReason(), attemptNumber);
+  #afterFailure(error: unknown, attemptNumber: number, reportTo: { failure(): void } | undefined): void {
+    if (this.#isAborted()) {
+      this.#finish();
+      this.#giveUpAborted(this.#abortReason(), attemptNumber);
       return;
     }
     if (error instanceof BrokenCircuitError) {
       // A breaker inside refused the attempt: nothing reached the service, and retrying into an open
       // circuit only adds load; the call ends with the breaker's error.
-      this.giveUp(error, "breaker", attemptNumber - 1, this.elapsedNow());
+      this.#giveUp(error, "breaker", attemptNumber - 1, this.#elapsedNow());
       return;
     }
     reportTo?.failure();
-    this.failedAttempt(error, this.retried);
+    this.#failedAttempt(error, this.#retried);
     // A callback may have aborted the caller's signal, which ended the call.
-    if (this.settled) return;
+    if (this.#settled) return;
     if (error instanceof PermanentError) {
-      this.giveUp(error, "permanent", attemptNumber, this.elapsedNow());
+      this.#giveUp(error, "permanent", attemptNumber, this.#elapsedNow());
       return;
     }
     firstMatch(
       this.options.policies,
       error,
-      (index) => this.matched(error, attemptNumber, index),
-      (broken) => this.broken(broken),
+      (index) => this.#matched(error, attemptNumber, index),
+      (broken) => this.#broken(broken),
     );
   }
 
   /** Once the error is known to fall to policy `index` (-1: none): asks `shouldConsumeRetry`, if given. */
-  private matched(error: unknown, attemptNumber: number, index: number): void {
+  #matched(error: unknown, attemptNumber: number, index: number): void {
     // The caller's abort may have ended the call while an async `retryOn` was pending.
-    if (this.settled) return;
+    if (this.#settled) return;
     const ask = this.callbacks.shouldConsumeRetry;
-    if (index < 0 || ask === undefined || this.free >= MAX_FREE_RETRIES) {
-      this.decide(error, attemptNumber, index, false);
+    if (index < 0 || ask === undefined || this.#free >= MAX_FREE_RETRIES) {
+      this.#decide(error, attemptNumber, index, false);
       return;
     }
     invoke(
       () => ask(error),
-      (consume) => this.decide(error, attemptNumber, index, !consume),
-      (broken) => this.broken(broken),
+      (consume) => this.#decide(error, attemptNumber, index, !consume),
+      (broken) => this.#broken(broken),
     );
   }
 
   /** A matcher or a custom strategy threw (or a strategy returned no number): the call ends with that error rather than hang. */
-  private broken(error: unknown): void {
-    if (this.settled) return;
-    this.finish();
+  #broken(error: unknown): void {
+    if (this.#settled) return;
+    this.#finish();
     (this.out as Out<T>).reject(error);
   }
 
   /** Decides on a retry (a `free` one or not) once the error is known to fall to policy `index` (-1: none). */
-  private decide(error: unknown, attemptNumber: number, index: number, free: boolean): void {
+  #decide(error: unknown, attemptNumber: number, index: number, free: boolean): void {
     // The caller's abort may have ended the call while an async predicate was pending.
-    if (this.settled) return;
+    if (this.#settled) return;
     const options = this.options;
-    const elapsed = this.elapsedNow();
+    const elapsed = this.#elapsedNow();
     this.state ??= new RetryState(options.policies);
     let decision: ReturnType<RetryState["decide"]>;
     try {
       decision = this.state.decide(
         index,
         error,
-        { attempt: attemptNumber, retries: this.retried, elapsed },
+        { attempt: attemptNumber, retries: this.#retried, elapsed },
         this.random,
         free,
       );
     } catch (broken) {
-      this.broken(broken);
+      this.#broken(broken);
       return;
     }
     if (typeof decision === "string") {
-      this.giveUp(error, decision, attemptNumber, elapsed);
+      this.#giveUp(error, decision, attemptNumber, elapsed);
       return;
     }
     if (options.budget !== undefined && !options.budget.tryRetry()) {
-      this.giveUp(error, "budget", attemptNumber, elapsed);
+      this.#giveUp(error, "budget", attemptNumber, elapsed);
       return;
     }
-    if (free) this.free += 1;
+    if (free) this.#free += 1;
     const { delay } = decision;
-    this.retrying(error, this.retried, delay, attemptNumber, elapsed, decision.policy);
+    this.#retrying(error, this.#retried, delay, attemptNumber, elapsed, decision.policy);
     // A callback may have aborted the caller's signal: stop before sleeping.
-    if (this.settled) return;
-    if (this.isAborted()) {
-      this.finish();
-      this.giveUpAborted(this.abortReason(), attemptNumber);
+    if (this.#settled) return;
+    if (this.#isAborted()) {
+      this.#finish();
+      this.#giveUpAborted(this.#abortReason(), attemptNumber);
       return;
     }
     const clock = this.clock;
     this.sleptFrom = clock.now();
     // Made at the first sleep, not with the call: most calls never sleep.
-    this.wakeUp ??= () => this.wake();
+    this.wakeUp ??= () => this.#wake();
     this.cancelTimer = clock.setTimer(delay, this.wakeUp);
   }
 
   /** Adds the backoff sleep in progress, if any, to the time slept. */
-  private woke(): void {
+  #woke(): void {
     if (this.sleptFrom === undefined) return;
-    this.idle += this.clock.now() - this.sleptFrom;
+    this.#idle += this.clock.now() - this.sleptFrom;
     this.sleptFrom = undefined;
   }
 
-  private wake(): void {
+  #wake(): void {
     this.cancelTimer = undefined;
-    if (this.settled) return;
-    this.woke();
-    this.retried += 1;
-    this.attemptNow();
+    if (this.#settled) return;
+    this.#woke();
+    this.#retried += 1;
+    this.#attemptNow();
   }
 
   /**
    * The retry step's scope or the caller's signal aborted: the call ends at once with `reason`, and the
    * attempt in progress, if any, is aborted with it.
    */
-  private abortedBy(reason: unknown, kind: AbortKind): void {
-    if (this.settled) return;
+  #abortedBy(reason: unknown, kind: AbortKind): void {
+    if (this.#settled) return;
     const attempt = this.current;
     this.current = undefined;
-    this.finish();
-    this.giveUpAborted(reason, this.waitingFirst ? 0 : this.retried + (this.announcing ? 0 : 1));
+    this.#finish();
+    this.#giveUpAborted(reason, this.waitingFirst ? 0 : this.#retried + (this.announcing ? 0 : 1));
     if (attempt !== undefined) {
       attempt.abort(reason, kind);
       attempt.end();
     }
   }
 
-  private giveUpAborted(reason: unknown, attempts: number): void {
-    this.woke();
-    this.gaveUp(reason, "aborted", attempts, this.elapsedNow(), this.idle, false);
+  #giveUpAborted(reason: unknown, attempts: number): void {
+    this.#woke();
+    this.#gaveUp(reason, "aborted", attempts, this.#elapsedNow(), this.#idle, false);
     (this.out as Out<T>).reject(reason);
   }
 
   /** Ends the call with the last outcome: the value `retryOnResult` kept rejecting, or the error as it was. */
-  private giveUp(error: unknown, reason: GiveUpReason, attempts: number, elapsed: number): void {
-    this.finish();
+  #giveUp(error: unknown, reason: GiveUpReason, attempts: number, elapsed: number): void {
+    this.#finish();
     if (error instanceof RetryableResultError) {
-      this.gaveUp(error.value, reason, attempts, elapsed, this.idle, true);
+      this.#gaveUp(error.value, reason, attempts, elapsed, this.#idle, true);
       (this.out as Out<T>).resolve(error.value as T);
       return;
     }
     const final = unwrapPermanent(error);
-    report(final, { reason, attempts, elapsed, idle: this.idle });
+    report(final, { reason, attempts, elapsed, idle: this.#idle });
     addCallSite(final, this.site);
-    this.gaveUp(final, reason, attempts, elapsed, this.idle, false);
+    this.#gaveUp(final, reason, attempts, elapsed, this.#idle, false);
     (this.out as Out<T>).reject(final);
   }
 
   /** Marks the call settled and removes its timer and its hooks. */
-  private finish(): void {
-    this.settled = true;
+  #finish(): void {
+    this.#settled = true;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     this.unwatchOuter?.();
     this.unwatchOuter = undefined;
     if (this.watching) {
       this.watching = false;
-      unwatch(this.callerSignal as AbortSignal, this);
+      unwatch(this.#callerSignal as AbortSignal, this);
     }
   }
 
   /** Where a callback's or listener's throw goes. */
-  private onCallbackError(): (error: unknown, callback: string) => void {
+  #onCallbackError(): (error: unknown, callback: string) => void {
     return this.callbacks.onCallbackError ?? this.options.onCallbackError;
   }
 
@@ -707,48 +707,48 @@ export class RetryCall<T> implements AbortWatcher {
   // is reported to `onCallbackError` and never changes the call.
 
   /** When `value` ends the call (retryOnResult did not ask for another attempt). */
-  private accepted(value: T, attempt: number): void {
+  #accepted(value: T, attempt: number): void {
     const options = this.options;
     // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
     const hooks = options.successHooks;
     for (let i = 0; i < hooks.length; i++) hooks[i]?.success?.();
     const onSuccess = this.callbacks.onSuccess;
-    const events = this.events;
+    const events = this.#events;
     const listened = events?.has("success") === true;
     if (onSuccess === undefined && !listened) return;
-    const elapsed = this.elapsedNow();
-    const idle = this.idle;
+    const elapsed = this.#elapsedNow();
+    const idle = this.#idle;
     if (onSuccess !== undefined) {
       const stats: RetryStats = { attempts: attempt, elapsed, idle };
-      safeCall(this.onCallbackError(), "onSuccess", () => onSuccess(value, stats));
+      safeCall(this.#onCallbackError(), "onSuccess", () => onSuccess(value, stats));
     }
     if (listened) events?.emit("success", { value, attempt, elapsed, idle });
   }
 
   /** Before each attempt: `onAttempt` and the `attempt` event. */
-  private attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void {
+  #attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void {
     const onAttempt = this.callbacks.onAttempt;
-    const events = this.events;
+    const events = this.#events;
     const listened = events?.has("attempt") === true;
     if (onAttempt === undefined && !listened) return;
     const event: AttemptEvent = { attempt, retries, retriesLeft, elapsed };
     // While they are told, the attempt has not started: an abort from them counts only those before.
     this.announcing = true;
-    if (onAttempt !== undefined) safeCall(this.onCallbackError(), "onAttempt", () => onAttempt(event));
+    if (onAttempt !== undefined) safeCall(this.#onCallbackError(), "onAttempt", () => onAttempt(event));
     if (listened) events?.emit("attempt", event);
     this.announcing = false;
   }
 
   /** After every failed attempt: `onError` and the `error` event. */
-  private failedAttempt(error: unknown, retries: number): void {
+  #failedAttempt(error: unknown, retries: number): void {
     const onError = this.callbacks.onError;
-    if (onError !== undefined) safeCall(this.onCallbackError(), "onError", () => onError(error, retries));
-    const events = this.events;
+    if (onError !== undefined) safeCall(this.#onCallbackError(), "onError", () => onError(error, retries));
+    const events = this.#events;
     if (events?.has("error") === true) events.emit("error", { error, retries });
   }
 
   /** Before a backoff sleep: `onRetry` and the `retry` event. */
-  private retrying(
+  #retrying(
     error: unknown,
     retries: number,
     delay: number,
@@ -757,7 +757,7 @@ export class RetryCall<T> implements AbortWatcher {
     policy: number,
   ): void {
     const onRetry = this.callbacks.onRetry;
-    const events = this.events;
+    const events = this.#events;
     const listened = events?.has("retry") === true;
     if (onRetry === undefined && !listened) return;
     const last = this.options.policies.length - 1;
@@ -769,12 +769,12 @@ export class RetryCall<T> implements AbortWatcher {
       elapsed,
       rule: policy === last ? -1 : policy,
     };
-    if (onRetry !== undefined) safeCall(this.onCallbackError(), "onRetry", () => onRetry(event));
+    if (onRetry !== undefined) safeCall(this.#onCallbackError(), "onRetry", () => onRetry(event));
     if (listened) events?.emit("retry", event);
   }
 
   /** When the call stops retrying: `onGiveUp` and the `giveUp` event. */
-  private gaveUp(
+  #gaveUp(
     outcome: unknown,
     reason: GiveUpReason,
     attempts: number,
@@ -783,11 +783,11 @@ export class RetryCall<T> implements AbortWatcher {
     isValue: boolean,
   ): void {
     const onGiveUp = this.callbacks.onGiveUp;
-    const events = this.events;
+    const events = this.#events;
     const listened = events?.has("giveUp") === true;
     if (onGiveUp === undefined && !listened) return;
     const event: GiveUpEvent = { reason, outcome, isValue, attempts, elapsed, idle };
-    if (onGiveUp !== undefined) safeCall(this.onCallbackError(), "onGiveUp", () => onGiveUp(event));
+    if (onGiveUp !== undefined) safeCall(this.#onCallbackError(), "onGiveUp", () => onGiveUp(event));
     if (listened) events?.emit("giveUp", event);
   }
 }
@@ -804,8 +804,8 @@ class Thrown {
  * One attempt's context: the fields the operation reads, a signal made only when read, and `bail`. It hears
  * the attempt's outcome for its call.
  */
-class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
-  private readonly owner: RetryCall<T>;
+class Attempt<T> implements ExecutionContext, LinkedAttempt {
+  protected readonly call: RetryCall<T>;
   readonly attempt: number;
   readonly retries: number;
   readonly retriesLeft: number;
@@ -819,13 +819,6 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
   scope: LinkedScope | undefined = undefined;
   /** What `bail` left, for the call to end with. */
   bailed: PermanentError | undefined = undefined;
-  // As a deadline in the clock's shared queue (see `Deadline`), when it runs under a time limit.
-  at = 0;
-  prev: Deadline | undefined = undefined;
-  next: Deadline | undefined = undefined;
-  lane: Deadline["lane"] = undefined;
-  /** Cancels its time limit's timer, on a clock without a deadline queue. */
-  cancel: CancelTimer | undefined = undefined;
   declare private controller: AbortController | undefined;
   declare private bailer: ((error?: unknown) => void) | undefined;
 
@@ -837,7 +830,7 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
     elapsed: number,
     claim: BudgetClaim | undefined,
   ) {
-    this.owner = call;
+    this.call = call;
     this.attempt = attempt;
     this.retries = retries;
     this.retriesLeft = retriesLeft;
@@ -850,24 +843,24 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
   }
 
   get timeout(): number {
-    const call = this.owner;
+    const call = this.call;
     return call.limit?.ms ?? call.outer?.timeout ?? Number.POSITIVE_INFINITY;
   }
 
   get hedge(): number {
-    return this.owner.outer?.hedge ?? 1;
+    return this.call.outer?.hedge ?? 1;
   }
 
   get clock(): Clock {
-    return this.owner.clock;
+    return this.call.clock;
   }
 
   get random(): Random {
-    return this.owner.random;
+    return this.call.random;
   }
 
   get parent(): Scope | undefined {
-    return this.owner.outer;
+    return this.call.outer;
   }
 
   get signal(): AbortSignal {
@@ -918,25 +911,11 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
   }
 
   answered(value: T): void {
-    this.owner.succeeded(this, value);
+    this.call.succeeded(this, value);
   }
 
   failed(error: unknown): void {
-    this.owner.failed(this, error);
-  }
-
-  /** Its time ran out: its signal aborts, then it fails with a `TimeoutError`. */
-  expire(): void {
-    const call = this.owner;
-    if (call.current !== this) return;
-    const limit = call.limit as TimeLimit;
-    // Made in a timer callback, where a stack says nothing about the caller: none is captured.
-    const error = withoutStack(() => new TimeoutError(limit.ms));
-    // Aborted while the caller's signal is still watched: a caller's abort that the attempt's signal sets
-    // off ends the call first (and then the listeners hear of the time).
-    this.abort(error, "timeout");
-    limit.timedOut?.(this.attempt);
-    this.failed(error);
+    this.call.failed(this, error);
   }
 
   /** Aborts its signal and its scope, once. */
@@ -948,10 +927,42 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt, Deadline {
     this.scope?.abort(reason, kind);
   }
 
-  /** The attempt is over: its time limit goes, and its scope lets go of the one outside. */
+  /** The attempt is over: its scope, if one was made, lets go of the one outside. */
   end(): void {
-    if (this.lane !== undefined) this.owner.queue?.remove(this);
-    this.cancel?.();
     this.scope?.release();
+  }
+}
+
+/**
+ * An attempt under a time limit: it is itself the deadline in the clock's shared queue (or, on a clock
+ * without one, a timer's callback).
+ */
+class TimedAttempt<T> extends Attempt<T> implements Deadline {
+  at = 0;
+  prev: Deadline | undefined = undefined;
+  next: Deadline | undefined = undefined;
+  lane: Deadline["lane"] = undefined;
+  /** Cancels its time limit's timer, on a clock without a deadline queue. */
+  cancel: CancelTimer | undefined = undefined;
+
+  /** Its time ran out: its signal aborts, then it fails with a `TimeoutError`. */
+  expire(): void {
+    const call = this.call;
+    if (call.current !== this) return;
+    const limit = call.limit as TimeLimit;
+    // Made in a timer callback, where a stack says nothing about the caller: none is captured.
+    const error = withoutStack(() => new TimeoutError(limit.ms));
+    // Aborted while the caller's signal is still watched: a caller's abort that the attempt's signal sets
+    // off ends the call first (and then the listeners hear of the time).
+    this.abort(error, "timeout");
+    limit.timedOut?.(this.attempt);
+    this.failed(error);
+  }
+
+  /** The attempt is over: its time limit goes, and its scope lets go of the one outside. */
+  override end(): void {
+    if (this.lane !== undefined) this.call.queue?.remove(this);
+    this.cancel?.();
+    super.end();
   }
 }
