@@ -431,19 +431,13 @@ export const FUNCTION_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Whether options that hold what `resolved` was resolved from but for their functions (`FUNCTION_KEYS`)
- * differ from it only in their callbacks and predicates (`Callbacks`): those, read once and checked, for a
- * call that runs on `resolved` with them; undefined when they give a policy's function (`retryOn`,
- * `backoff`, `jitter`, `delayFrom`), or `resolved` has rules or one of those. Throws an `OptionError` naming
- * a bad one.
+ * The callbacks and predicates of `options` (`Callbacks`), each read once and checked: the options object
+ * may change while a call runs. Throws an `OptionError` naming a bad one.
  */
-export function callbacksOnly<T>(
-  resolved: ResolvedRetry<T>,
-  options: RetryStepOptions<T>,
-): Callbacks<T> | undefined {
-  if (resolved.policies.length !== 1) return undefined;
+function checkedCallbacks<T>(options: RetryStepOptions<T>): Callbacks<T> {
   // Each read once, by name: a read by a computed key costs more here than all the rest.
   const { retryOnResult, shouldConsumeRetry, onAttempt, onSuccess, onError, onRetry, onGiveUp } = options;
+  const onCallbackError = options.onCallbackError;
   checkFunction("retryOnResult", retryOnResult);
   checkFunction("shouldConsumeRetry", shouldConsumeRetry);
   checkFunction("onAttempt", onAttempt);
@@ -451,54 +445,33 @@ export function callbacksOnly<T>(
   checkFunction("onError", onError);
   checkFunction("onRetry", onRetry);
   checkFunction("onGiveUp", onGiveUp);
-  const onCallbackError = options.onCallbackError;
   checkFunction("onCallbackError", onCallbackError);
-  const top = resolved.policies[0] as ResolvedPolicy;
-  const only =
-    options.retryOn === undefined &&
-    options.backoff === undefined &&
-    options.jitter === undefined &&
-    options.delayFrom === undefined &&
-    top.match === retryEverything &&
-    top.backoff === defaultBackoff &&
-    top.jitter === defaultJitter &&
-    top.delayFrom === undefined;
-  // The functions as they were read and checked: the options object may change while the call runs.
-  return only
-    ? {
-        retryOnResult,
-        shouldConsumeRetry,
-        onAttempt,
-        onSuccess,
-        onError,
-        onRetry,
-        onGiveUp,
-        onCallbackError: onCallbackError ?? resolved.onCallbackError,
-      }
-    : undefined;
+  return {
+    retryOnResult,
+    shouldConsumeRetry,
+    onAttempt,
+    onSuccess,
+    onError,
+    onRetry,
+    onGiveUp,
+    onCallbackError: onCallbackError ?? warnOnce,
+  };
 }
 
 /**
- * `resolved` with the functions of `options` (`FUNCTION_KEYS`) in place of its own, checked here: for
- * options that hold what `resolved` was resolved from but for those, and no `rules`. Undefined when
- * `resolved` has rules. Throws an `OptionError` naming a bad one.
+ * What a call on options that hold what `resolved` was resolved from but for their functions
+ * (`FUNCTION_KEYS`) runs with, their functions checked here: when they differ from it only in their
+ * callbacks and predicates, those (`Callbacks`), for a call that runs on `resolved`; otherwise (a policy's
+ * function given: `retryOn`, `backoff`, `jitter`, `delayFrom`) `resolved` with all of them in place of its
+ * own. Undefined when `resolved` has rules. Throws an `OptionError` naming a bad one.
  */
 export function withFunctions<T>(
   resolved: ResolvedRetry<T>,
   options: RetryStepOptions<T>,
-): ResolvedRetry<T> | undefined {
+): ResolvedRetry<T> | Callbacks<T> | undefined {
   if (resolved.policies.length !== 1) return undefined;
-  // Each read once, by name: a read by a computed key costs more here than all the rest.
-  const { retryOnResult, shouldConsumeRetry, onAttempt, onSuccess, onError, onRetry, onGiveUp } = options;
-  const { onCallbackError, retryOn, backoff, jitter, delayFrom } = options;
-  checkFunction("retryOnResult", retryOnResult);
-  checkFunction("shouldConsumeRetry", shouldConsumeRetry);
-  checkFunction("onAttempt", onAttempt);
-  checkFunction("onSuccess", onSuccess);
-  checkFunction("onError", onError);
-  checkFunction("onRetry", onRetry);
-  checkFunction("onGiveUp", onGiveUp);
-  checkFunction("onCallbackError", onCallbackError);
+  const callbacks = checkedCallbacks(options);
+  const { retryOn, backoff, jitter, delayFrom } = options;
   const top = resolved.policies[0] as ResolvedPolicy;
   // Options without a function of the policy's, for a policy made without any: the same policy.
   const same =
@@ -510,31 +483,27 @@ export function withFunctions<T>(
     top.backoff === defaultBackoff &&
     top.jitter === defaultJitter &&
     top.delayFrom === undefined;
+  if (same) return callbacks;
   // Built field by field, in the order `resolvePolicy` and `resolveRetry` make them (a spread is slower).
-  const policy: ResolvedPolicy = same
-    ? top
-    : {
-        match: retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", retryOn),
-        maxRetries: top.maxRetries,
-        maxElapsed: top.maxElapsed,
-        maxElapsedCountsWait: top.maxElapsedCountsWait,
-        backoff: backoff === undefined ? defaultBackoff : toBackoff(backoff, "backoff"),
-        jitter: jitter === undefined ? defaultJitter : toJitter(jitter, "jitter"),
-        scale: top.scale,
-        delayFrom:
-          delayFrom === undefined
-            ? undefined
-            : read<DelayFrom | undefined>(RULE_CHECKS, "delayFrom", delayFrom, "delayFrom"),
-      };
-  const successHooks = same
-    ? resolved.successHooks
-    : typeof policy.backoff.success === "function"
-      ? [policy.backoff]
-      : [];
+  const policy: ResolvedPolicy = {
+    match: retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", retryOn),
+    maxRetries: top.maxRetries,
+    maxElapsed: top.maxElapsed,
+    maxElapsedCountsWait: top.maxElapsedCountsWait,
+    backoff: backoff === undefined ? defaultBackoff : toBackoff(backoff, "backoff"),
+    jitter: jitter === undefined ? defaultJitter : toJitter(jitter, "jitter"),
+    scale: top.scale,
+    delayFrom:
+      delayFrom === undefined
+        ? undefined
+        : read<DelayFrom | undefined>(RULE_CHECKS, "delayFrom", delayFrom, "delayFrom"),
+  };
+  const successHooks = typeof policy.backoff.success === "function" ? [policy.backoff] : [];
+  const { retryOnResult, shouldConsumeRetry, onAttempt, onSuccess, onError, onRetry, onGiveUp } = callbacks;
   return {
     successHooks,
     budget: resolved.budget,
-    policies: same ? resolved.policies : [policy],
+    policies: [policy],
     retryOnResult,
     shouldConsumeRetry,
     delayFirstAttempt: resolved.delayFirstAttempt,
@@ -543,7 +512,7 @@ export function withFunctions<T>(
     onError,
     onRetry,
     onGiveUp,
-    onCallbackError: onCallbackError ?? warnOnce,
+    onCallbackError: callbacks.onCallbackError ?? warnOnce,
     maxRetries: resolved.maxRetries,
     timeBound: resolved.timeBound,
     plain: isPlain(

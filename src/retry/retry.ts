@@ -10,7 +10,6 @@ import { type Next, SHORT_FORM_STEP, type Step } from "../pipeline/step.js";
 import {
   type AttemptContext,
   type Callbacks,
-  callbacksOnly,
   FUNCTION_KEYS,
   type ResolvedOptions,
   type RetryOptions,
@@ -68,13 +67,13 @@ function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
 function rebind<T>(resolution: Resolution<T>, options: RetryOptions<T>): Resolution<T> | undefined {
   if (resolution.inner.length > 0) return undefined;
   const resolved = resolution.options;
+  const rebound = withFunctions(resolved.retry, options);
+  if (rebound === undefined) return undefined;
   // Only callbacks differ: the call runs on the kept resolution with them.
-  const callbacks = callbacksOnly(resolved.retry, options);
-  if (callbacks !== undefined) {
-    return { options: resolved, limit: resolution.limit, inner: resolution.inner, callbacks };
+  if (!("policies" in rebound)) {
+    return { options: resolved, limit: resolution.limit, inner: resolution.inner, callbacks: rebound };
   }
-  const retry = withFunctions(resolved.retry, options);
-  if (retry === undefined) return undefined;
+  const retry = rebound;
   return {
     // Built field by field, in the order `resolveOptions` makes them (a spread is slower here).
     options: {
