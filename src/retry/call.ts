@@ -714,7 +714,7 @@ export class RetryCall<T> implements AbortWatcher {
     for (let i = 0; i < hooks.length; i++) hooks[i]?.success?.();
     const onSuccess = this.callbacks.onSuccess;
     const events = this.#events;
-    const listened = events?.has("success") === true;
+    const listened = events?.any() === true && events.has("success");
     if (onSuccess === undefined && !listened) return;
     const elapsed = this.#elapsedNow();
     const idle = this.#idle;
@@ -729,7 +729,7 @@ export class RetryCall<T> implements AbortWatcher {
   #attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void {
     const onAttempt = this.callbacks.onAttempt;
     const events = this.#events;
-    const listened = events?.has("attempt") === true;
+    const listened = events?.any() === true && events.has("attempt");
     if (onAttempt === undefined && !listened) return;
     const event: AttemptEvent = { attempt, retries, retriesLeft, elapsed };
     // While they are told, the attempt has not started: an abort from them counts only those before.
@@ -744,7 +744,7 @@ export class RetryCall<T> implements AbortWatcher {
     const onError = this.callbacks.onError;
     if (onError !== undefined) safeCall(this.#onCallbackError(), "onError", () => onError(error, retries));
     const events = this.#events;
-    if (events?.has("error") === true) events.emit("error", { error, retries });
+    if (events?.any() === true && events.has("error")) events.emit("error", { error, retries });
   }
 
   /** Before a backoff sleep: `onRetry` and the `retry` event. */
@@ -758,7 +758,7 @@ export class RetryCall<T> implements AbortWatcher {
   ): void {
     const onRetry = this.callbacks.onRetry;
     const events = this.#events;
-    const listened = events?.has("retry") === true;
+    const listened = events?.any() === true && events.has("retry");
     if (onRetry === undefined && !listened) return;
     const last = this.options.policies.length - 1;
     const event: RetryEvent = {
@@ -784,7 +784,7 @@ export class RetryCall<T> implements AbortWatcher {
   ): void {
     const onGiveUp = this.callbacks.onGiveUp;
     const events = this.#events;
-    const listened = events?.has("giveUp") === true;
+    const listened = events?.any() === true && events.has("giveUp");
     if (onGiveUp === undefined && !listened) return;
     const event: GiveUpEvent = { reason, outcome, isValue, attempts, elapsed, idle };
     if (onGiveUp !== undefined) safeCall(this.#onCallbackError(), "onGiveUp", () => onGiveUp(event));
