@@ -113,3 +113,26 @@ describe("what callbacks do once a call has its outcome", () => {
     expect(asked).toEqual([]);
   });
 });
+
+describe("a time limit of 0, as the docs say it works", () => {
+  it("times out every attempt that has not answered by the next turn; one that answers at once gets through", async () => {
+    const clock = new VirtualClock();
+    const atOnce = await retry(() => "now", { clock, timeout: 0 });
+    expect(atOnce).toBe("now");
+    const settledAlready = await retry(() => Promise.resolve("settled"), { clock, timeout: 0 });
+    expect(settledAlready).toBe("settled");
+    let attempts = 0;
+    const later = retry(
+      () => {
+        attempts += 1;
+        return clock.sleep(1).then(() => "late");
+      },
+      { clock, timeout: 0, maxRetries: 2 },
+    ).then(
+      (value) => value,
+      (error: Error) => error.name,
+    );
+    await clock.runAll();
+    expect({ outcome: await later, attempts }).toEqual({ outcome: "TimeoutError", attempts: 3 });
+  });
+});

@@ -159,7 +159,7 @@ export const RETRY_SCHEMA: Schema = {
       ms: true,
       default: "none",
       brief: "per-attempt timeout; negative = none",
-      doc: "Per-attempt timeout: when it elapses the attempt's signal aborts and the attempt fails with a TimeoutError, even if the operation ignores the signal. Negative or Infinity for none; 0 (or -0) times every attempt out at once. A timeout longer than a timer can hold (2^31 − 1 ms) is kept in full.",
+      doc: "Per-attempt timeout: when it elapses the attempt's signal aborts and the attempt fails with a TimeoutError, even if the operation ignores the signal. Negative or Infinity for none; 0 (or -0) times out every attempt that has not answered by the next turn of the event loop (one that answers at once, or with a promise already settled, gets through). A timeout longer than a timer can hold (2^31 − 1 ms) is kept in full.",
       flag: "T",
       config: true,
     },
