@@ -136,3 +136,32 @@ describe("a time limit of 0, as the docs say it works", () => {
     expect({ outcome: await later, attempts }).toEqual({ outcome: "TimeoutError", attempts: 3 });
   });
 });
+
+describe("leaving an attempts() loop after a failure", () => {
+  it("tells onGiveUp the call was aborted with an AbortError of its own, not an error of robustly's inside", async () => {
+    const { attempts } = await import("robustly");
+    const clock = new VirtualClock();
+    const gaveUp: { reason: string; outcome: unknown }[] = [];
+    const run = async () => {
+      for await (const attempt of attempts({
+        clock,
+        maxRetries: 3,
+        onGiveUp: (event) => gaveUp.push({ reason: event.reason, outcome: event.outcome }),
+      })) {
+        attempt.failure(new Error("down"));
+        break;
+      }
+    };
+    await run();
+    await run();
+    expect(gaveUp).toHaveLength(2);
+    for (const { reason, outcome } of gaveUp) {
+      expect(reason).toBe("aborted");
+      expect(outcome).toBeInstanceOf(DOMException);
+      expect((outcome as DOMException).name).toBe("AbortError");
+    }
+    // Each loop's own: a listener that keeps or changes one changes no other loop's.
+    expect(gaveUp[0]?.outcome).not.toBe(gaveUp[1]?.outcome);
+    expect(clock.pending).toBe(0);
+  });
+});

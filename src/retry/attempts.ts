@@ -51,8 +51,13 @@ export type AttemptsOptions<T = unknown> = Omit<RetryOptions<T>, "hedge" | "chao
 
 const ATTEMPTS_KEYS = keysOf(RETRY_CHECKS).filter((key) => key !== "hedge" && key !== "chaos");
 
-/** Why the loop's call was stopped when the body left the loop after a failure; never seen outside. */
-const LEFT = new Error("the loop was left");
+/**
+ * Why a loop's call is stopped when the body leaves the loop after a failure (or while a retry is decided):
+ * an `AbortError` of that loop's own, which `onGiveUp` hears (reason "aborted") and the loop never throws.
+ */
+function leftReason(): DOMException {
+  return new DOMException("the attempts() loop was left", "AbortError");
+}
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
@@ -120,6 +125,8 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
   #retryDecided = false;
   /** The body left the loop after reporting a success: a retry decided now stops the call instead. */
   #leaving = false;
+  /** The reason the call was stopped with when the body left the loop. */
+  #left: DOMException | undefined;
 
   constructor(options: AttemptsOptions) {
     this.#options = options;
@@ -162,7 +169,7 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
   readonly #onRetry = (event: RetryEvent): void => {
     this.#retryDecided = true;
     // retryOnResult asked for another attempt after the body left the loop: stop before the wait.
-    if (this.#leaving) this.#stop.abort(LEFT);
+    if (this.#leaving) this.#leave();
     else this.#options.onRetry?.(event);
   };
 
@@ -199,9 +206,15 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
     this.#current = undefined;
     if (current !== undefined && !current.reported && !current.signal.aborted) current.success();
     if (current?.succeeded === true && !current.signal.aborted && !this.#retryDecided) this.#leaving = true;
-    else this.#stop.abort(LEFT);
+    else this.#leave();
     const outcome = await (this.#ended as Promise<Outcome>);
-    return this.#end(outcome.ok === false && outcome.error === LEFT ? { ok: true } : outcome);
+    return this.#end(outcome.ok === false && outcome.error === this.#left ? { ok: true } : outcome);
+  }
+
+  /** Stops the loop's call: the body left the loop. */
+  #leave(): void {
+    this.#left ??= leftReason();
+    this.#stop.abort(this.#left);
   }
 
   #end(outcome: Outcome): IteratorResult<Attempt> {
