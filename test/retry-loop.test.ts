@@ -165,3 +165,38 @@ describe("leaving an attempts() loop after a failure", () => {
     expect(clock.pending).toBe(0);
   });
 });
+
+describe("an attempt answered by a thenable of another kind", () => {
+  it("that resolves with a rejected promise failed, as `await` has it: it is retried, and onSuccess is not told", async () => {
+    let calls = 0;
+    const successes: unknown[] = [];
+    const outcome = await retry(
+      () => {
+        calls += 1;
+        return { then: (resolve: (v: unknown) => void) => resolve(Promise.reject(new Error("inner"))) };
+      },
+      { maxRetries: 1, backoff: () => 0, onSuccess: (value) => successes.push(value) },
+    ).then(
+      () => "resolved",
+      (error: Error) => error.message,
+    );
+    expect({ outcome, calls, successes: successes.length }).toEqual({
+      outcome: "inner",
+      calls: 2,
+      successes: 0,
+    });
+  });
+
+  it("that resolves with another such thenable answers that one's value", async () => {
+    const inner = { then: (resolve: (v: unknown) => void) => resolve("deep") };
+    await expect(retry(() => ({ then: (resolve: (v: unknown) => void) => resolve(inner) }))).resolves.toBe(
+      "deep",
+    );
+  });
+
+  it("that resolves with itself fails with a TypeError rather than waiting forever", async () => {
+    const self: { then: (resolve: (v: unknown) => void) => void } = { then: (resolve) => resolve(self) };
+    const error = await retry(() => self, { maxRetries: 0 }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(TypeError);
+  });
+});

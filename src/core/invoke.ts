@@ -145,11 +145,22 @@ export function invoke<T>(
   settleWith(result, onValue, onError);
 }
 
-/** Reports the outcome of `result` (a value or a thenable) through exactly one of the two callbacks. */
+/**
+ * How many thenables one outcome may pass through, each answering with the next (a thenable of another kind
+ * than a promise may answer with a thenable, which is waited for as `await` waits for it): past it the
+ * outcome is a `TypeError`, so that a thenable that answers with itself, or a ring of them, ends.
+ */
+export const MAX_ADOPTED = 100;
+
+/**
+ * Reports the outcome of `result` (a value or a thenable) through exactly one of the two callbacks. A
+ * thenable's value that is itself a thenable is waited for too, up to `MAX_ADOPTED` deep.
+ */
 export function settleWith<T>(
   result: T | PromiseLike<T>,
   onValue: (value: T) => void,
   onError: (error: unknown) => void,
+  depth = 0,
 ): void {
   if (result instanceof Eventual) {
     (result as Eventual<T>).listen(onValue, onError);
@@ -160,12 +171,19 @@ export function settleWith<T>(
     return;
   }
   let called = false;
+  // A promise's value is never a thenable (a promise waits for one itself); another thenable's may be.
+  const adopt = !(result instanceof Promise);
   try {
     (result as PromiseLike<T>).then(
       (value) => {
         if (called) return;
         called = true;
-        onValue(value);
+        if (!adopt || !isThenable(value)) onValue(value);
+        else if (depth >= MAX_ADOPTED) {
+          onError(
+            new TypeError(`a thenable answered with a thenable more than ${MAX_ADOPTED} times in a row`),
+          );
+        } else settleWith(value, onValue, onError, depth + 1);
       },
       (error) => {
         if (called) return;
