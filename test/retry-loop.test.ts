@@ -166,6 +166,11 @@ describe("leaving an attempts() loop after a failure", () => {
   });
 });
 
+/** A thenable that is no promise, which calls `then`'s callbacks as `then` says. */
+function thenable(then: (resolve: (value: unknown) => void) => void): PromiseLike<unknown> {
+  return { then } as PromiseLike<unknown>;
+}
+
 describe("an attempt answered by a thenable of another kind", () => {
   it("that resolves with a rejected promise failed, as `await` has it: it is retried, and onSuccess is not told", async () => {
     let calls = 0;
@@ -173,7 +178,7 @@ describe("an attempt answered by a thenable of another kind", () => {
     const outcome = await retry(
       () => {
         calls += 1;
-        return { then: (resolve: (v: unknown) => void) => resolve(Promise.reject(new Error("inner"))) };
+        return thenable((resolve) => resolve(Promise.reject(new Error("inner"))));
       },
       { maxRetries: 1, backoff: () => 0, onSuccess: (value) => successes.push(value) },
     ).then(
@@ -188,14 +193,12 @@ describe("an attempt answered by a thenable of another kind", () => {
   });
 
   it("that resolves with another such thenable answers that one's value", async () => {
-    const inner = { then: (resolve: (v: unknown) => void) => resolve("deep") };
-    await expect(retry(() => ({ then: (resolve: (v: unknown) => void) => resolve(inner) }))).resolves.toBe(
-      "deep",
-    );
+    const inner = thenable((resolve) => resolve("deep"));
+    await expect(retry(() => thenable((resolve) => resolve(inner)))).resolves.toBe("deep");
   });
 
   it("that resolves with itself fails with a TypeError rather than waiting forever", async () => {
-    const self: { then: (resolve: (v: unknown) => void) => void } = { then: (resolve) => resolve(self) };
+    const self: PromiseLike<unknown> = thenable((resolve) => resolve(self));
     const error = await retry(() => self, { maxRetries: 0 }).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(TypeError);
   });
