@@ -232,11 +232,9 @@ export interface ResolvedRetry<T> {
   /** Whether a policy has a `maxElapsed`: a decision then depends on when the call began. */
   readonly timeBound: boolean;
   /**
-   * Whether a first attempt needs nothing but a context and its outcome: no budget, first delay,
-   * `onAttempt`, `retryOnResult`, `onSuccess` or success hook (listeners aside).
+   * Whether, as far as the policy goes, a first attempt needs nothing but a context and its outcome: no
+   * budget, first delay or success hook (a call's callbacks and listeners aside).
    */
-  readonly plain: boolean;
-  /** As `plain`, the callbacks aside: no budget, first delay or success hook. */
   readonly plainPolicy: boolean;
 }
 
@@ -382,28 +380,8 @@ export function resolveRetry<T>(
     onCallbackError: o.onCallbackError ?? warnOnce,
     maxRetries: top.maxRetries,
     timeBound: policies.some((policy) => policy.maxElapsed !== Number.POSITIVE_INFINITY),
-    plain: isPlain(successHooks, o.budget, delayFirstAttempt, o.onAttempt, o.retryOnResult, o.onSuccess),
-    plainPolicy: isPlain(successHooks, o.budget, delayFirstAttempt, undefined, undefined, undefined),
+    plainPolicy: successHooks.length === 0 && o.budget === undefined && !delayFirstAttempt,
   };
-}
-
-/** See `ResolvedRetry.plain`. */
-function isPlain(
-  successHooks: readonly Backoff[],
-  budget: unknown,
-  delayFirstAttempt: boolean,
-  onAttempt: unknown,
-  retryOnResult: unknown,
-  onSuccess: unknown,
-): boolean {
-  return (
-    successHooks.length === 0 &&
-    budget === undefined &&
-    !delayFirstAttempt &&
-    onAttempt === undefined &&
-    retryOnResult === undefined &&
-    onSuccess === undefined
-  );
 }
 
 /**
@@ -515,22 +493,7 @@ export function withFunctions<T>(
     onCallbackError: callbacks.onCallbackError ?? warnOnce,
     maxRetries: resolved.maxRetries,
     timeBound: resolved.timeBound,
-    plain: isPlain(
-      successHooks,
-      resolved.budget,
-      resolved.delayFirstAttempt,
-      onAttempt,
-      retryOnResult,
-      onSuccess,
-    ),
-    plainPolicy: isPlain(
-      successHooks,
-      resolved.budget,
-      resolved.delayFirstAttempt,
-      undefined,
-      undefined,
-      undefined,
-    ),
+    plainPolicy: successHooks.length === 0 && resolved.budget === undefined && !resolved.delayFirstAttempt,
   };
 }
 

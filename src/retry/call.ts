@@ -263,14 +263,11 @@ export class RetryCall<T> implements AbortWatcher {
   /** Whether the first attempt needs nothing of the loop but a context and its outcome. */
   #plainFirst(): boolean {
     const callbacks = this.callbacks;
-    const options = this.options;
     return (
-      (callbacks === options
-        ? options.plain
-        : options.plainPolicy &&
-          callbacks.onAttempt === undefined &&
-          callbacks.retryOnResult === undefined &&
-          callbacks.onSuccess === undefined) &&
+      this.options.plainPolicy &&
+      callbacks.onAttempt === undefined &&
+      callbacks.retryOnResult === undefined &&
+      callbacks.onSuccess === undefined &&
       (this.#events === undefined || !this.#events.any())
     );
   }
