@@ -205,7 +205,7 @@ interface Packed {
  * The most the package may weigh unpacked, in bytes (npm's kB and MB are 1,000 and 1,000,000 bytes): a guard
  * against growth, with room for the sources to grow; `npm run size` reports the figure at each run.
  */
-const MAX_UNPACKED = 2_900_000;
+const MAX_UNPACKED = 2_700_000;
 
 describe("the packed tarball, installed into a fresh project", () => {
   let project: string;
