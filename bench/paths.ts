@@ -1,9 +1,9 @@
 /**
- * What each special path of `retry` earns: the options cache (`resolveOnce` in src/retry/retry.ts), the
- * first attempt chained to the caller's promise (`#direct` in src/retry/call.ts), and a pipeline of a retry
- * step run at its edge as `retry` runs (`planFirst` in src/retry/step.ts). Each is switched off in a copy of the
- * build (dist/), and the call shapes users write are timed on each copy, in turns, in child processes of
- * their own. A special path stays while it saves at least 10 % of the CPU time of some shape.
+ * What each special path of `retry` earns: the first attempt chained to the caller's promise (`#direct` in
+ * src/retry/call.ts), and a pipeline of a retry step run at its edge as `retry` runs (`planFirst` in
+ * src/retry/step.ts). Each is switched off in a copy of the build (dist/), and the call shapes users write
+ * are timed on each copy, in turns, in child processes of their own. A special path stays while it saves
+ * at least 10 % of the CPU time of some shape.
  *
  * Run with `npm run bench` (which builds dist/ first), or alone after `npm run build`:
  * `node --import tsx bench/paths.ts [--rounds N] [--calls N]`.
@@ -52,12 +52,12 @@ const VARIANTS: readonly Variant[] = [
     patches: [
       {
         file: "retry/call.js",
-        from: "if (signal === undefined && this.limit === undefined && this.#plainFirst()) {",
+        from: "if (signal === void 0 && this.limit === void 0 && this.#plainFirst()) {",
         to: "if (false) {",
       },
       {
         file: "retry/call.js",
-        from: "if ((outer === undefined || !outer.canAbort) && this.limit === undefined && this.#plainFirst()) {",
+        from: "if ((outer === void 0 || !outer.canAbort) && this.limit === void 0 && this.#plainFirst()) {",
         to: "if (false) {",
       },
     ],
@@ -69,20 +69,8 @@ const VARIANTS: readonly Variant[] = [
     patches: [
       {
         file: "pipeline/pipeline.js",
-        from: 'typeof planner?.planFirst === "function" ? planner.planFirst(this.steps.slice(1)) : undefined',
+        from: 'typeof planner?.planFirst === "function" ? planner.planFirst(this.steps.slice(1)) : void 0',
         to: "undefined",
-      },
-    ],
-  },
-  {
-    id: "no-cache",
-    title: "without the options cache (every call resolves its options)",
-    path: "the options cache (resolveOnce)",
-    patches: [
-      {
-        file: "retry/retry.js",
-        from: "export function resolveOnce(options) {",
-        to: "export function resolveOnce(options) {\n    return options === undefined ? defaults : build(resolveOptions(options));",
       },
     ],
   },

@@ -236,23 +236,9 @@ export interface ResolvedRetry<T> {
    * budget, first delay or success hook (a call's callbacks and listeners aside).
    */
   readonly plainPolicy: boolean;
+  /** The short form's own options, as given (unchecked: see `withShortForm`); undefined when none was. */
+  readonly others: ShortForm | undefined;
 }
-
-/**
- * The callbacks and predicates a call tells and asks: a resolved retry's, or an options object whose
- * functions were checked (see `callbacksOnly`).
- */
-export type Callbacks<T> = Pick<
-  RetryStepOptions<T>,
-  | "retryOnResult"
-  | "shouldConsumeRetry"
-  | "onAttempt"
-  | "onSuccess"
-  | "onError"
-  | "onRetry"
-  | "onGiveUp"
-  | "onCallbackError"
->;
 
 /** The short form's options, checked: the retry step's, and what the other steps and the execution take. */
 export interface ResolvedOptions<T> {
@@ -291,217 +277,95 @@ export const MAX_FREE_RETRIES = 100;
 const defaultBackoff = exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax });
 const defaultJitter = full();
 const retryEverything = () => true;
+const NO_HOOKS: readonly Backoff[] = [];
 
+/**
+ * A policy from its options (each undefined when not given), checked, with the rest from `fallback` (the
+ * top level, for a rule) or the defaults. `where`: the rule's label (`rules[0]`), "" at the top level.
+ */
 function resolvePolicy(
   where: string,
-  value: RetryPolicy,
-  fallback: ResolvedPolicy | undefined,
   match: (e: unknown) => MatchAnswer,
+  fallback: ResolvedPolicy | undefined,
+  maxRetries: unknown,
+  maxElapsed: unknown,
+  countsWait: unknown,
+  backoff: unknown,
+  jitter: unknown,
+  scale: unknown,
+  delayFrom: unknown,
 ): ResolvedPolicy {
-  const prefix = where === "" ? "" : `${where}.`;
-  // None of a policy's options is required: one left out needs no look at its check (nor a label).
-  const field = <V>(key: string, value: V): V =>
-    value === undefined ? value : read(RULE_CHECKS, key, value, `${prefix}${key}`);
   return {
     match,
-    maxRetries: field("maxRetries", value.maxRetries) ?? fallback?.maxRetries ?? DEFAULTS.maxRetries,
-    maxElapsed: field("maxElapsed", value.maxElapsed) ?? fallback?.maxElapsed ?? Number.POSITIVE_INFINITY,
+    maxRetries:
+      maxRetries === undefined
+        ? (fallback?.maxRetries ?? DEFAULTS.maxRetries)
+        : (limitOf(maxRetries, true) ?? policyField(where, "maxRetries", maxRetries)),
+    maxElapsed:
+      maxElapsed === undefined
+        ? (fallback?.maxElapsed ?? Number.POSITIVE_INFINITY)
+        : (limitOf(maxElapsed, false) ?? policyField(where, "maxElapsed", maxElapsed)),
     maxElapsedCountsWait:
-      field("maxElapsedCountsWait", value.maxElapsedCountsWait) ?? fallback?.maxElapsedCountsWait ?? true,
+      countsWait === undefined
+        ? (fallback?.maxElapsedCountsWait ?? true)
+        : policyField(where, "maxElapsedCountsWait", countsWait),
     backoff:
-      value.backoff === undefined
+      backoff === undefined
         ? (fallback?.backoff ?? defaultBackoff)
-        : toBackoff(value.backoff, `${prefix}backoff`),
+        : toBackoff(backoff as BackoffLike, label(where, "backoff")),
     jitter:
-      value.jitter === undefined
+      jitter === undefined
         ? (fallback?.jitter ?? defaultJitter)
-        : toJitter(value.jitter, `${prefix}jitter`),
-    scale: field("scale", value.scale) ?? fallback?.scale ?? DEFAULTS.scale,
-    delayFrom: field("delayFrom", value.delayFrom) ?? fallback?.delayFrom,
+        : toJitter(jitter as JitterLike, label(where, "jitter")),
+    scale: scale === undefined ? (fallback?.scale ?? DEFAULTS.scale) : policyField(where, "scale", scale),
+    delayFrom: delayFrom === undefined ? fallback?.delayFrom : policyField(where, "delayFrom", delayFrom),
   };
 }
 
-/** Checks a retry step's options and fills in the defaults. Throws an `OptionError` naming the first bad one. */
-export function resolveRetry<T>(
-  options: RetryStepOptions<T> | undefined,
-  known: readonly string[] = STEP_KEYS,
-): ResolvedRetry<T> {
-  const o = options ?? {};
-  knownKeys("options", options, known);
-  for (let i = 0; i < STEP_FUNCTIONS.length; i++) {
-    const key = STEP_FUNCTIONS[i] as (typeof STEP_FUNCTIONS)[number];
-    checkFunction(key, (o as Record<string, unknown>)[key]);
-  }
-  if (o.budget !== undefined && (typeof o.budget !== "object" || typeof o.budget?.tryRetry !== "function")) {
-    throw new OptionError("budget", o.budget, "a retry budget (from retryBudget())");
-  }
-  const top = resolvePolicy(
-    "",
-    o,
-    undefined,
-    o.retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", o.retryOn),
+/** An option's name as an error names it: `maxRetries` at the top level, `rules[0].maxRetries` in a rule. */
+function label(where: string, key: string): string {
+  return where === "" ? key : `${where}.${key}`;
+}
+
+/** A policy's option `key`, given, checked (`read`'s value, or its error naming the option). */
+function policyField<V>(where: string, key: string, value: unknown): V {
+  return read<V>(RULE_CHECKS, key, value, label(where, key));
+}
+
+/**
+ * A limit's value (`maxRetries`, `maxElapsed`, `timeout`: negative or Infinity for none) as `read` makes it,
+ * for a number that fits; undefined for anything else, left to `read` (which throws the error naming it).
+ */
+function limitOf(value: unknown, integer: boolean): number | undefined {
+  if (typeof value !== "number" || Number.isNaN(value)) return undefined;
+  if (integer && !Number.isInteger(value) && Number.isFinite(value)) return undefined;
+  return value < 0 ? Number.POSITIVE_INFINITY : value === 0 ? 0 : value;
+}
+
+/** A rule of `rules`, checked, its policy filled in from the top level's. */
+function resolveRule(rule: RetryRule, i: number, top: ResolvedPolicy): ResolvedPolicy {
+  const where = `rules[${i}]`;
+  knownKeys(where, rule, RULE_KEYS);
+  if (rule?.when === undefined)
+    throw new OptionError(`${where}.when`, undefined, "an ErrorMatcher (required)");
+  const match = compileRetryMatcher(`${where}.when`, rule.when);
+  const { maxRetries, maxElapsed, maxElapsedCountsWait, backoff, jitter, scale, delayFrom } = rule;
+  return resolvePolicy(
+    where,
+    match,
+    top,
+    maxRetries,
+    maxElapsed,
+    maxElapsedCountsWait,
+    backoff,
+    jitter,
+    scale,
+    delayFrom,
   );
-  const policies: ResolvedPolicy[] = [];
-  if (o.rules !== undefined) {
-    if (!Array.isArray(o.rules))
-      throw new OptionError("rules", o.rules, "an array of { when, …policy } rules");
-    o.rules.forEach((rule: RetryRule, i: number) => {
-      const where = `rules[${i}]`;
-      knownKeys(where, rule, RULE_KEYS);
-      if (rule?.when === undefined)
-        throw new OptionError(`${where}.when`, undefined, "an ErrorMatcher (required)");
-      policies.push(resolvePolicy(where, rule, top, compileRetryMatcher(`${where}.when`, rule.when)));
-    });
-  }
-  policies.push(top);
-  // The distinct backoffs that hear of a success; with no rules, the top level's alone (no set to build).
-  const successHooks =
-    policies.length === 1
-      ? typeof top.backoff.success === "function"
-        ? [top.backoff]
-        : []
-      : [...new Set(policies.map((p) => p.backoff))].filter((b) => typeof b.success === "function");
-  const delayFirstAttempt =
-    o.delayFirstAttempt === undefined
-      ? false
-      : read<boolean>(RETRY_STEP_CHECKS, "delayFirstAttempt", o.delayFirstAttempt);
-  return {
-    successHooks,
-    budget: o.budget,
-    policies,
-    retryOnResult: o.retryOnResult,
-    shouldConsumeRetry: o.shouldConsumeRetry,
-    delayFirstAttempt,
-    onAttempt: o.onAttempt,
-    onSuccess: o.onSuccess,
-    onError: o.onError,
-    onRetry: o.onRetry,
-    onGiveUp: o.onGiveUp,
-    onCallbackError: o.onCallbackError ?? warnOnce,
-    maxRetries: top.maxRetries,
-    timeBound: policies.some((policy) => policy.maxElapsed !== Number.POSITIVE_INFINITY),
-    plainPolicy: successHooks.length === 0 && o.budget === undefined && !delayFirstAttempt,
-  };
 }
 
-/**
- * The options that are functions or objects resolved on their own, from nothing but their value: the
- * callbacks, the predicates the retry step asks (`retryOn` compiled into the policy's matcher, `delayFrom`
- * kept on it), the backoff and the jitter (a new one each call when written inline). Options that differ
- * from resolved ones only in these need only these checked (see `withFunctions`).
- */
-const STEP_FUNCTIONS = [
-  "retryOnResult",
-  "shouldConsumeRetry",
-  "onAttempt",
-  "onSuccess",
-  "onError",
-  "onRetry",
-  "onGiveUp",
-  "onCallbackError",
-] as const;
-export const FUNCTION_KEYS: ReadonlySet<string> = new Set([
-  ...STEP_FUNCTIONS,
-  "retryOn",
-  "delayFrom",
-  "backoff",
-  "jitter",
-]);
-
-/**
- * The callbacks and predicates of `options` (`Callbacks`), each read once and checked: the options object
- * may change while a call runs. Throws an `OptionError` naming a bad one.
- */
-function checkedCallbacks<T>(options: RetryStepOptions<T>): Callbacks<T> {
-  // Each read once, by name: a read by a computed key costs more here than all the rest.
-  const { retryOnResult, shouldConsumeRetry, onAttempt, onSuccess, onError, onRetry, onGiveUp } = options;
-  const onCallbackError = options.onCallbackError;
-  checkFunction("retryOnResult", retryOnResult);
-  checkFunction("shouldConsumeRetry", shouldConsumeRetry);
-  checkFunction("onAttempt", onAttempt);
-  checkFunction("onSuccess", onSuccess);
-  checkFunction("onError", onError);
-  checkFunction("onRetry", onRetry);
-  checkFunction("onGiveUp", onGiveUp);
-  checkFunction("onCallbackError", onCallbackError);
-  return {
-    retryOnResult,
-    shouldConsumeRetry,
-    onAttempt,
-    onSuccess,
-    onError,
-    onRetry,
-    onGiveUp,
-    onCallbackError: onCallbackError ?? warnOnce,
-  };
-}
-
-/**
- * What a call on options that hold what `resolved` was resolved from but for their functions
- * (`FUNCTION_KEYS`) runs with, their functions checked here: when they differ from it only in their
- * callbacks and predicates, those (`Callbacks`), for a call that runs on `resolved`; otherwise (a policy's
- * function given: `retryOn`, `backoff`, `jitter`, `delayFrom`) `resolved` with all of them in place of its
- * own. Undefined when `resolved` has rules. Throws an `OptionError` naming a bad one.
- */
-export function withFunctions<T>(
-  resolved: ResolvedRetry<T>,
-  options: RetryStepOptions<T>,
-): ResolvedRetry<T> | Callbacks<T> | undefined {
-  if (resolved.policies.length !== 1) return undefined;
-  const callbacks = checkedCallbacks(options);
-  const { retryOn, backoff, jitter, delayFrom } = options;
-  const top = resolved.policies[0] as ResolvedPolicy;
-  // Options without a function of the policy's, for a policy made without any: the same policy.
-  const same =
-    retryOn === undefined &&
-    backoff === undefined &&
-    jitter === undefined &&
-    delayFrom === undefined &&
-    top.match === retryEverything &&
-    top.backoff === defaultBackoff &&
-    top.jitter === defaultJitter &&
-    top.delayFrom === undefined;
-  if (same) return callbacks;
-  // Built field by field, in the order `resolvePolicy` and `resolveRetry` make them (a spread is slower).
-  const policy: ResolvedPolicy = {
-    match: retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", retryOn),
-    maxRetries: top.maxRetries,
-    maxElapsed: top.maxElapsed,
-    maxElapsedCountsWait: top.maxElapsedCountsWait,
-    backoff: backoff === undefined ? defaultBackoff : toBackoff(backoff, "backoff"),
-    jitter: jitter === undefined ? defaultJitter : toJitter(jitter, "jitter"),
-    scale: top.scale,
-    delayFrom:
-      delayFrom === undefined
-        ? undefined
-        : read<DelayFrom | undefined>(RULE_CHECKS, "delayFrom", delayFrom, "delayFrom"),
-  };
-  const successHooks = typeof policy.backoff.success === "function" ? [policy.backoff] : [];
-  const { retryOnResult, shouldConsumeRetry, onAttempt, onSuccess, onError, onRetry, onGiveUp } = callbacks;
-  return {
-    successHooks,
-    budget: resolved.budget,
-    policies: [policy],
-    retryOnResult,
-    shouldConsumeRetry,
-    delayFirstAttempt: resolved.delayFirstAttempt,
-    onAttempt,
-    onSuccess,
-    onError,
-    onRetry,
-    onGiveUp,
-    onCallbackError: callbacks.onCallbackError ?? warnOnce,
-    maxRetries: resolved.maxRetries,
-    timeBound: resolved.timeBound,
-    plainPolicy: successHooks.length === 0 && resolved.budget === undefined && !resolved.delayFirstAttempt,
-  };
-}
-
-/**
- * Checks the value of one of `STEP_FUNCTIONS`, none required, each a function in the schema: only a value
- * given that is not a function needs the schema's look (which throws the error naming it).
- */
-function checkFunction(key: (typeof STEP_FUNCTIONS)[number], value: unknown): void {
+/** Checks one of the callbacks and predicates, none required: only a value that is no function needs a look. */
+function checkFunction(key: string, value: unknown): void {
   if (value !== undefined && typeof value !== "function") read(RETRY_STEP_CHECKS, key, value);
 }
 
@@ -525,36 +389,302 @@ function stepOption(option: "hedge" | "chaos", value: unknown): Step | undefined
   return value as Step;
 }
 
+/**
+ * The options of an object that is no plain object (a class instance, whose options may be accessors on
+ * its prototype), read by name, each once, into a plain one; its own keys must be known ones.
+ */
+function plainCopy(options: unknown, known: readonly string[]): Record<string, unknown> {
+  knownKeys("options", options, known);
+  const copy: Record<string, unknown> = {};
+  for (let i = 0; i < known.length; i++) {
+    const key = known[i] as string;
+    const value = (options as Record<string, unknown>)[key];
+    if (value !== undefined) copy[key] = value;
+  }
+  return copy;
+}
+
+/**
+ * Checks a retry step's options (`known`: STEP_KEYS) or the short form's (OPTION_KEYS) and fills in the
+ * defaults. Throws an `OptionError` naming the first bad one: an unknown key before any value, then the
+ * values in a fixed order.
+ *
+ * One pass over the keys given, each read once, then only those looked at: options written inline cost a
+ * few keys' work at each call, so that no cache of resolved options is needed.
+ */
+function resolve<T>(
+  options: RetryOptions<T> | undefined,
+  known: readonly string[],
+  Form?: new () => ShortForm,
+): ResolvedRetry<T> {
+  let others: ShortForm | undefined;
+  let maxRetries: unknown;
+  let maxElapsed: unknown;
+  let countsWait: unknown;
+  let backoff: unknown;
+  let jitter: unknown;
+  let scale: unknown;
+  let delayFrom: unknown;
+  let retryOn: unknown;
+  let retryOnResult: unknown;
+  let shouldConsumeRetry: unknown;
+  let delayFirstAttempt: unknown;
+  let rules: unknown;
+  let onAttempt: unknown;
+  let onSuccess: unknown;
+  let onError: unknown;
+  let onRetry: unknown;
+  let onGiveUp: unknown;
+  let onCallbackError: unknown;
+  let budget: unknown;
+  if (options !== undefined) {
+    const o: Record<string, unknown> =
+      options !== null && Object.getPrototypeOf(options) === Object.prototype
+        ? (options as Record<string, unknown>)
+        : plainCopy(options, known);
+    for (const key in o) {
+      const value = o[key];
+      switch (key) {
+        case "maxRetries":
+          maxRetries = value;
+          break;
+        case "maxElapsed":
+          maxElapsed = value;
+          break;
+        case "maxElapsedCountsWait":
+          countsWait = value;
+          break;
+        case "backoff":
+          backoff = value;
+          break;
+        case "jitter":
+          jitter = value;
+          break;
+        case "scale":
+          scale = value;
+          break;
+        case "delayFrom":
+          delayFrom = value;
+          break;
+        case "retryOn":
+          retryOn = value;
+          break;
+        case "retryOnResult":
+          retryOnResult = value;
+          break;
+        case "shouldConsumeRetry":
+          shouldConsumeRetry = value;
+          break;
+        case "delayFirstAttempt":
+          delayFirstAttempt = value;
+          break;
+        case "rules":
+          rules = value;
+          break;
+        case "onAttempt":
+          onAttempt = value;
+          break;
+        case "onSuccess":
+          onSuccess = value;
+          break;
+        case "onError":
+          onError = value;
+          break;
+        case "onRetry":
+          onRetry = value;
+          break;
+        case "onGiveUp":
+          onGiveUp = value;
+          break;
+        case "onCallbackError":
+          onCallbackError = value;
+          break;
+        case "budget":
+          budget = value;
+          break;
+        default:
+          // One of the short form's own (taken by `others`), or an unknown key: one of its own fails,
+          // naming the first (an inherited one is no option).
+          if (Form !== undefined) {
+            const form = others ?? new Form();
+            if (form.take(key, value)) {
+              others = form;
+              break;
+            }
+          }
+          if (Object.hasOwn(o, key)) knownKeys("options", o, known);
+      }
+    }
+  }
+  checkFunction("retryOnResult", retryOnResult);
+  checkFunction("shouldConsumeRetry", shouldConsumeRetry);
+  checkFunction("onAttempt", onAttempt);
+  checkFunction("onSuccess", onSuccess);
+  checkFunction("onError", onError);
+  checkFunction("onRetry", onRetry);
+  checkFunction("onGiveUp", onGiveUp);
+  checkFunction("onCallbackError", onCallbackError);
+  if (
+    budget !== undefined &&
+    (typeof budget !== "object" || typeof (budget as RetryBudget | null)?.tryRetry !== "function")
+  ) {
+    throw new OptionError("budget", budget, "a retry budget (from retryBudget())");
+  }
+  const top = resolvePolicy(
+    "",
+    retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", retryOn as RetryMatcher),
+    undefined,
+    maxRetries,
+    maxElapsed,
+    countsWait,
+    backoff,
+    jitter,
+    scale,
+    delayFrom,
+  );
+  let policies: ResolvedPolicy[];
+  if (rules === undefined) policies = [top];
+  else {
+    if (!Array.isArray(rules)) throw new OptionError("rules", rules, "an array of { when, …policy } rules");
+    policies = (rules as RetryRule[]).map((rule, i) => resolveRule(rule, i, top));
+    policies.push(top);
+  }
+  // The distinct backoffs that hear of a success; with no rules, the top level's alone (no set to build).
+  const successHooks =
+    policies.length === 1
+      ? typeof top.backoff.success === "function"
+        ? [top.backoff]
+        : NO_HOOKS
+      : [...new Set(policies.map((p) => p.backoff))].filter((b) => typeof b.success === "function");
+  const firstDelayed =
+    delayFirstAttempt !== undefined &&
+    read<boolean>(RETRY_STEP_CHECKS, "delayFirstAttempt", delayFirstAttempt);
+  let timeBound = false;
+  for (let i = 0; i < policies.length; i++)
+    if ((policies[i] as ResolvedPolicy).maxElapsed !== Number.POSITIVE_INFINITY) timeBound = true;
+  const retry: ResolvedRetry<T> = {
+    successHooks,
+    budget: budget as RetryBudget | undefined,
+    policies,
+    retryOnResult: retryOnResult as ResolvedRetry<T>["retryOnResult"],
+    shouldConsumeRetry: shouldConsumeRetry as ResolvedRetry<T>["shouldConsumeRetry"],
+    delayFirstAttempt: firstDelayed,
+    onAttempt: onAttempt as ResolvedRetry<T>["onAttempt"],
+    onSuccess: onSuccess as ResolvedRetry<T>["onSuccess"],
+    onError: onError as ResolvedRetry<T>["onError"],
+    onRetry: onRetry as ResolvedRetry<T>["onRetry"],
+    onGiveUp: onGiveUp as ResolvedRetry<T>["onGiveUp"],
+    onCallbackError: (onCallbackError as ResolvedRetry<T>["onCallbackError"] | undefined) ?? warnOnce,
+    maxRetries: top.maxRetries,
+    timeBound,
+    plainPolicy: successHooks.length === 0 && budget === undefined && !firstDelayed,
+    others,
+  };
+  return retry;
+}
+
+/**
+ * The short form's own options (not a retry step's), taken in `resolve`'s pass over the keys given and
+ * checked after the retry step's; made at the first one given (most options hold none).
+ */
+export class ShortForm {
+  timeout: unknown = undefined;
+  unref: unknown = undefined;
+  signal: unknown = undefined;
+  clock: unknown = undefined;
+  random: unknown = undefined;
+  breaker: unknown = undefined;
+  hedge: unknown = undefined;
+  chaos: unknown = undefined;
+
+  /** Takes option `key` if it is one of the short form's own; false otherwise. */
+  take(key: string, value: unknown): boolean {
+    switch (key) {
+      case "timeout":
+        this.timeout = value;
+        return true;
+      case "unref":
+        this.unref = value;
+        return true;
+      case "signal":
+        this.signal = value;
+        return true;
+      case "clock":
+        this.clock = value;
+        return true;
+      case "random":
+        this.random = value;
+        return true;
+      case "breaker":
+        this.breaker = value;
+        return true;
+      case "hedge":
+        this.hedge = value;
+        return true;
+      case "chaos":
+        this.chaos = value;
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** Checks what it took and fills in the defaults, beside the retry step's options `retry`. */
+  resolve<T>(retry: ResolvedRetry<T>): ResolvedOptions<T> {
+    const { timeout, unref, signal, clock, random, breaker } = this;
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      throw new OptionError("signal", signal, "an AbortSignal");
+    if (
+      clock !== undefined &&
+      (typeof (clock as Clock | null)?.now !== "function" || typeof (clock as Clock).setTimer !== "function")
+    ) {
+      throw new OptionError("clock", clock, "a Clock with now() and setTimer(ms, callback) methods");
+    }
+    // Options left out need no look at their checks.
+    if (random !== undefined) read(RETRY_CHECKS, "random", random);
+    const unrefed = unref !== undefined && read<boolean>(RETRY_CHECKS, "unref", unref);
+    if (
+      breaker !== undefined &&
+      (typeof breaker !== "object" ||
+        typeof (breaker as CircuitBreaker | null)?.[SHORT_FORM_STEP] !== "function")
+    ) {
+      throw new OptionError("breaker", breaker, "a circuit breaker (from circuitBreaker())");
+    }
+    return {
+      retry,
+      timeout:
+        timeout === undefined
+          ? Number.POSITIVE_INFINITY
+          : (limitOf(timeout, false) ?? read<number>(RETRY_CHECKS, "timeout", timeout)),
+      signal: signal as AbortSignal | undefined,
+      clock: (clock as Clock | undefined) ?? (unrefed ? unrefClock : systemClock),
+      random: random === undefined ? systemRandom : checkedRandom(random as Random),
+      breaker: breaker as CircuitBreaker | undefined,
+      hedge: stepOption("hedge", this.hedge),
+      chaos: stepOption("chaos", this.chaos),
+    };
+  }
+}
+
+/** Checks a retry step's options and fills in the defaults. Throws an `OptionError` naming the first bad one. */
+export function resolveRetry<T>(options: RetryStepOptions<T> | undefined): ResolvedRetry<T> {
+  return resolve(options, STEP_KEYS);
+}
+
 /** Checks every option of the short form and fills in the defaults. Throws an `OptionError` naming the first bad one. */
 export function resolveOptions<T>(options: RetryOptions<T> | undefined): ResolvedOptions<T> {
-  const o = options ?? {};
-  const retry = resolveRetry(options, OPTION_KEYS);
-  if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
-    throw new OptionError("signal", o.signal, "an AbortSignal");
-  if (
-    o.clock !== undefined &&
-    (typeof o.clock?.now !== "function" || typeof o.clock?.setTimer !== "function")
-  ) {
-    throw new OptionError("clock", o.clock, "a Clock with now() and setTimer(ms, callback) methods");
-  }
-  // Options left out need no look at their checks.
-  if (o.random !== undefined) read(RETRY_CHECKS, "random", o.random);
-  const unref = o.unref !== undefined && read<boolean>(RETRY_CHECKS, "unref", o.unref);
-  if (
-    o.breaker !== undefined &&
-    (typeof o.breaker !== "object" || typeof o.breaker?.[SHORT_FORM_STEP] !== "function")
-  ) {
-    throw new OptionError("breaker", o.breaker, "a circuit breaker (from circuitBreaker())");
-  }
-  return {
-    retry,
-    timeout:
-      o.timeout === undefined ? Number.POSITIVE_INFINITY : read<number>(RETRY_CHECKS, "timeout", o.timeout),
-    signal: o.signal,
-    clock: o.clock ?? (unref ? unrefClock : systemClock),
-    random: o.random === undefined ? systemRandom : checkedRandom(o.random),
-    breaker: o.breaker,
-    hedge: stepOption("hedge", o.hedge),
-    chaos: stepOption("chaos", o.chaos),
-  };
+  return withShortForm(resolveShortForm(options));
+}
+
+/**
+ * The short form's options as `retry` reads them on its hot path: the retry step's, resolved, holding the
+ * short form's own (`others`, unchecked) when any was given. `withShortForm` checks those.
+ */
+export function resolveShortForm<T>(options: RetryOptions<T> | undefined): ResolvedRetry<T> {
+  return resolve(options, OPTION_KEYS, ShortForm);
+}
+
+/** The short form's options: `retry`'s, with its own (`retry.others`) checked and the defaults filled in. */
+export function withShortForm<T>(retry: ResolvedRetry<T>): ResolvedOptions<T> {
+  return (retry.others ?? new ShortForm()).resolve(retry);
 }

@@ -49,7 +49,7 @@ import {
 import type { Next } from "../pipeline/step.js";
 import { firstMatch, RetryState } from "../policy/decide.js";
 import type { AttemptEvent, GiveUpEvent } from "../policy/events.js";
-import { type Callbacks, MAX_FREE_RETRIES, type ResolvedRetry, type RetryEvent } from "../policy/options.js";
+import { MAX_FREE_RETRIES, type ResolvedRetry, type RetryEvent } from "../policy/options.js";
 
 /** What the `success` event receives. */
 export interface SuccessEvent<T = unknown> {
@@ -110,12 +110,8 @@ function capture(resolve: (value: unknown) => void, reject: (error: unknown) => 
  * outcome settles exactly once, and the call leaves no timer, deadline or listener behind.
  */
 export class RetryCall<T> implements AbortWatcher {
+  /** Its options, resolved: the policies, and the callbacks and predicates the call tells and asks. */
   readonly options: ResolvedRetry<T>;
-  /**
-   * The callbacks and predicates the call tells and asks: its options' own, or, for options written inline
-   * around kept ones (a callback written inline), the ones the call was given, read once and checked.
-   */
-  readonly callbacks: Callbacks<T>;
   readonly #events: Events<RetryEvents<T>> | undefined;
   readonly #operation: Next<T>;
   readonly clock: Clock;
@@ -174,10 +170,8 @@ export class RetryCall<T> implements AbortWatcher {
     outer: Scope | undefined,
     signal: AbortSignal | undefined,
     limit: TimeLimit | undefined,
-    callbacks: Callbacks<T> = options,
   ) {
     this.options = options;
-    this.callbacks = callbacks;
     this.#events = events;
     this.#operation = next;
     this.clock = clock;
@@ -253,7 +247,7 @@ export class RetryCall<T> implements AbortWatcher {
     if (
       (clock === systemClock || clock === unrefClock) &&
       !options.timeBound &&
-      this.callbacks.onSuccess === undefined
+      this.options.onSuccess === undefined
     ) {
       this.#startedAt = sharedStart();
       this.real = startWasReal;
@@ -262,12 +256,12 @@ export class RetryCall<T> implements AbortWatcher {
 
   /** Whether the first attempt needs nothing of the loop but a context and its outcome. */
   #plainFirst(): boolean {
-    const callbacks = this.callbacks;
+    const options = this.options;
     return (
-      this.options.plainPolicy &&
-      callbacks.onAttempt === undefined &&
-      callbacks.retryOnResult === undefined &&
-      callbacks.onSuccess === undefined &&
+      options.plainPolicy &&
+      options.onAttempt === undefined &&
+      options.retryOnResult === undefined &&
+      options.onSuccess === undefined &&
       (this.#events === undefined || !this.#events.any())
     );
   }
@@ -469,7 +463,7 @@ export class RetryCall<T> implements AbortWatcher {
       this.#afterFailure(bailed, attempt.attempt, reportTo);
       return;
     }
-    const retryOnResult = this.callbacks.retryOnResult;
+    const retryOnResult = this.options.retryOnResult;
     let verdict: unknown;
     try {
       verdict = retryOnResult?.(value);
@@ -566,7 +560,7 @@ export class RetryCall<T> implements AbortWatcher {
   #matched(error: unknown, attemptNumber: number, index: number): void {
     // The caller's abort may have ended the call while an async `retryOn` was pending.
     if (this.#settled) return;
-    const ask = this.callbacks.shouldConsumeRetry;
+    const ask = this.options.shouldConsumeRetry;
     if (index < 0 || ask === undefined || this.#free >= MAX_FREE_RETRIES) {
       this.#decide(error, attemptNumber, index, false);
       return;
@@ -695,11 +689,6 @@ export class RetryCall<T> implements AbortWatcher {
     }
   }
 
-  /** Where a callback's or listener's throw goes. */
-  #onCallbackError(): (error: unknown, callback: string) => void {
-    return this.callbacks.onCallbackError ?? this.options.onCallbackError;
-  }
-
   // What the call tells its callbacks and the retry step's listeners. A callback or listener that throws
   // is reported to `onCallbackError` and never changes the call.
 
@@ -709,7 +698,7 @@ export class RetryCall<T> implements AbortWatcher {
     // Stateful backoffs (a shared ResponsiveBackoff) learn of the success first.
     const hooks = options.successHooks;
     for (let i = 0; i < hooks.length; i++) hooks[i]?.success?.();
-    const onSuccess = this.callbacks.onSuccess;
+    const onSuccess = this.options.onSuccess;
     const events = this.#events;
     const listened = events?.any() === true && events.has("success");
     if (onSuccess === undefined && !listened) return;
@@ -717,29 +706,30 @@ export class RetryCall<T> implements AbortWatcher {
     const idle = this.#idle;
     if (onSuccess !== undefined) {
       const stats: RetryStats = { attempts: attempt, elapsed, idle };
-      safeCall(this.#onCallbackError(), "onSuccess", () => onSuccess(value, stats));
+      safeCall(this.options.onCallbackError, "onSuccess", () => onSuccess(value, stats));
     }
     if (listened) events?.emit("success", { value, attempt, elapsed, idle });
   }
 
   /** Before each attempt: `onAttempt` and the `attempt` event. */
   #attempting(attempt: number, retries: number, retriesLeft: number, elapsed: number): void {
-    const onAttempt = this.callbacks.onAttempt;
+    const onAttempt = this.options.onAttempt;
     const events = this.#events;
     const listened = events?.any() === true && events.has("attempt");
     if (onAttempt === undefined && !listened) return;
     const event: AttemptEvent = { attempt, retries, retriesLeft, elapsed };
     // While they are told, the attempt has not started: an abort from them counts only those before.
     this.announcing = true;
-    if (onAttempt !== undefined) safeCall(this.#onCallbackError(), "onAttempt", () => onAttempt(event));
+    if (onAttempt !== undefined) safeCall(this.options.onCallbackError, "onAttempt", () => onAttempt(event));
     if (listened) events?.emit("attempt", event);
     this.announcing = false;
   }
 
   /** After every failed attempt: `onError` and the `error` event. */
   #failedAttempt(error: unknown, retries: number): void {
-    const onError = this.callbacks.onError;
-    if (onError !== undefined) safeCall(this.#onCallbackError(), "onError", () => onError(error, retries));
+    const onError = this.options.onError;
+    if (onError !== undefined)
+      safeCall(this.options.onCallbackError, "onError", () => onError(error, retries));
     const events = this.#events;
     if (events?.any() === true && events.has("error")) events.emit("error", { error, retries });
   }
@@ -753,7 +743,7 @@ export class RetryCall<T> implements AbortWatcher {
     elapsed: number,
     policy: number,
   ): void {
-    const onRetry = this.callbacks.onRetry;
+    const onRetry = this.options.onRetry;
     const events = this.#events;
     const listened = events?.any() === true && events.has("retry");
     if (onRetry === undefined && !listened) return;
@@ -766,7 +756,7 @@ export class RetryCall<T> implements AbortWatcher {
       elapsed,
       rule: policy === last ? -1 : policy,
     };
-    if (onRetry !== undefined) safeCall(this.#onCallbackError(), "onRetry", () => onRetry(event));
+    if (onRetry !== undefined) safeCall(this.options.onCallbackError, "onRetry", () => onRetry(event));
     if (listened) events?.emit("retry", event);
   }
 
@@ -779,12 +769,12 @@ export class RetryCall<T> implements AbortWatcher {
     idle: number,
     isValue: boolean,
   ): void {
-    const onGiveUp = this.callbacks.onGiveUp;
+    const onGiveUp = this.options.onGiveUp;
     const events = this.#events;
     const listened = events?.any() === true && events.has("giveUp");
     if (onGiveUp === undefined && !listened) return;
     const event: GiveUpEvent = { reason, outcome, isValue, attempts, elapsed, idle };
-    if (onGiveUp !== undefined) safeCall(this.#onCallbackError(), "onGiveUp", () => onGiveUp(event));
+    if (onGiveUp !== undefined) safeCall(this.options.onCallbackError, "onGiveUp", () => onGiveUp(event));
     if (listened) events?.emit("giveUp", event);
   }
 }

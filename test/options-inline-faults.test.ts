@@ -4,11 +4,13 @@ import fc from "fast-check";
 import { backoff, jitter, OptionError, type RetryOptions, retry, retryPipeline, steps } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
-import { HELD_EVERY } from "../src/retry/retry.js";
 
-// Options the short form's cache could mistake for others: objects changed after they were kept, objects
-// whose options are not all enumerable own data (getters, class instances, prototypes), values that are no
-// options object at all, and objects whose insides a resolution reads (hedge, chaos, a retryOn list).
+// Options easy to mistake for others: objects changed between calls, objects whose options are not all
+// enumerable own data (getters, class instances, prototypes), values that are no options object at all,
+// and objects whose insides a resolution reads (hedge, chaos, a retryOn list).
+
+/** Calls of one shape made in a row, enough for any state kept between calls to show. */
+const REPEATS = 64;
 
 /** What the attempt saw of its options: retries left (maxRetries) and the timeout. */
 const sees = (ctx: { retriesLeft: number; timeout: number }) => [ctx.retriesLeft, ctx.timeout];
@@ -18,13 +20,35 @@ v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
 const none = Number.POSITIVE_INFINITY;
 
-/** Calls `retry(op, options)` often enough that options holding functions are kept (see `HELD_EVERY`). */
+/** Calls `retry(op, options)` `REPEATS` times and once more. */
 async function keep(options: RetryOptions<unknown>): Promise<void> {
-  for (let i = 0; i <= HELD_EVERY; i++) await retry(sees, options);
+  for (let i = 0; i <= REPEATS; i++) await retry(sees, options);
 }
 
-describe("options the cache must not mistake for others", () => {
-  it("an options object kept by identity and changed since runs on its new values, and a bad one fails", async () => {
+describe("options easy to mistake for others", () => {
+  it("a polluted prototype (an enumerable property on Object.prototype) is no option, and breaks no call", async () => {
+    Object.defineProperty(Object.prototype, "polluted", {
+      value: 1,
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
+    try {
+      for (let i = 0; i <= REPEATS; i++) {
+        await expect(retry(sees, { maxRetries: 2, onRetry: () => {} })).resolves.toEqual([2, none]);
+        await expect(retry(sees, { maxRetries: 1, timeout: 50 })).resolves.toEqual([1, 50]);
+      }
+      await expect(retryPipeline({ maxRetries: 4 }).execute(sees)).resolves.toEqual([4, none]);
+      // An unknown key of the options' own still fails, naming it.
+      await expect(retry(sees, { maxRetriez: 1 } as RetryOptions<unknown>)).rejects.toThrow(
+        "options.maxRetriez must be one of the known options",
+      );
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+  });
+
+  it("an options object called with and changed since runs on its new values, and a bad one fails", async () => {
     const options: Record<string, unknown> = { maxRetries: 1, onRetry: log };
     await keep(options);
     options.maxRetries = 5;
@@ -77,11 +101,11 @@ describe("options the cache must not mistake for others", () => {
       },
     };
     await retry(sees, counting);
-    for (let maxRetries = 0; maxRetries < 2 * HELD_EVERY; maxRetries++) {
+    for (let maxRetries = 0; maxRetries < 2 * REPEATS; maxRetries++) {
       await expect(retry(sees, { maxRetries })).resolves.toEqual([maxRetries, none]);
     }
-    // The same with a function among the values (an entry kept weakly).
-    const fns = Array.from({ length: 4 * HELD_EVERY }, () => () => true);
+    // The same with a function among the values.
+    const fns = Array.from({ length: 4 * REPEATS }, () => () => true);
     let turns = 0;
     const alternating = {
       maxRetries: 2,
@@ -105,7 +129,7 @@ describe("options the cache must not mistake for others", () => {
     const chaos = steps.chaos({ fault: { rate: 1, error: () => new Error("injected") }, enabled: () => on });
     let on = true;
     const options = { maxRetries: 0, backoff: backoff.none(), chaos };
-    for (let i = 0; i <= HELD_EVERY; i++) await expect(retry(op, options)).rejects.toThrow("injected");
+    for (let i = 0; i <= REPEATS; i++) await expect(retry(op, options)).rejects.toThrow("injected");
     on = false;
     await expect(retry(op, options)).resolves.toBe(1);
     const hedged = {
@@ -113,8 +137,8 @@ describe("options the cache must not mistake for others", () => {
       clock: new VirtualClock(),
       hedge: steps.hedge({ delay: 100, maxHedges: 1 }),
     };
-    for (let i = 0; i <= HELD_EVERY; i++) await retry(op, hedged);
-    expect(calls).toBe(HELD_EVERY + 2);
+    for (let i = 0; i <= REPEATS; i++) await retry(op, hedged);
+    expect(calls).toBe(REPEATS + 2);
   });
 
   it("a retryOn list changed between calls takes effect, and a bad entry fails at once", async () => {
@@ -128,7 +152,7 @@ describe("options the cache must not mistake for others", () => {
         return attempts;
       };
     };
-    for (let i = 0; i <= HELD_EVERY; i++) await expect(retry(failsOnce(), options)).rejects.toThrow("once");
+    for (let i = 0; i <= REPEATS; i++) await expect(retry(failsOnce(), options)).rejects.toThrow("once");
     retryOn.push(TypeError);
     await expect(retry(failsOnce(), options)).resolves.toBe(2);
     retryOn.push(42);
@@ -136,8 +160,8 @@ describe("options the cache must not mistake for others", () => {
   });
 });
 
-describe("what the cache keeps", () => {
-  it("nothing a call passed (operation, signal, clock, options built once and kept, their callbacks) outlives it", async () => {
+describe("what a call keeps", () => {
+  it("nothing a call passed (operation, signal, clock, options built once and reused, their callbacks) outlives it", async () => {
     const refs: [string, WeakRef<object>][] = [];
     const log = () => {};
     // Each call site in a function of its own, so that no frame of the test holds what it passed.
@@ -159,8 +183,8 @@ describe("what the cache keeps", () => {
       const options = kinds[i % kinds.length] as RetryOptions<number>;
       refs.push(["operation", new WeakRef(op)], ["signal", new WeakRef(controller.signal)]);
       refs.push(["clock", new WeakRef(clock)], ["options", new WeakRef(options)]);
-      // The same options object again and again: kept, and found by identity.
-      for (let k = 0; k <= HELD_EVERY; k++) {
+      // The same options object again and again.
+      for (let k = 0; k <= REPEATS; k++) {
         attempts = 0;
         const call = retry(op, options);
         await clock.runAll();
@@ -195,12 +219,12 @@ const pick = fc.record({
   order: fc.array(fc.nat(), { minLength: 12, maxLength: 12 }),
   /** Reuse the options object of an earlier call (-1: a new one), after changing its maxRetries or not. */
   reuse: fc.integer({ min: -3, max: 2 }),
-  /** Calls made with the options before the one compared: enough, now and then, for them to be kept. */
-  repeat: fc.constantFrom(0, 0, 0, HELD_EVERY),
+  /** Calls made with the options before the one compared: now and then, many. */
+  repeat: fc.constantFrom(0, 0, 0, REPEATS),
   collect: fc.integer({ min: 0, max: 39 }),
 });
 
-describe("retry(op, options) against the uncached pipeline", () => {
+describe("retry(op, options) against retryPipeline(options)", () => {
   it("every call runs as retryPipeline(options) would, over sequences of shared, fresh and reused values", async () => {
     const clock = new VirtualClock();
     await fc.assert(
@@ -285,11 +309,11 @@ describe("retry(op, options) against the uncached pipeline", () => {
           };
           for (let k = 0; k < call.repeat; k++) await run((op) => retry(op, options));
           trace.splice(0);
-          const cached = await run((op) => retry(op, options));
+          const short = await run((op) => retry(op, options));
           const seen = trace.splice(0);
           const { clock: _clock, random, ...rest } = options;
           const reference = await run((op) => retryPipeline(rest).execute(op, { clock, random }));
-          expect([cached, seen]).toEqual([reference, trace.splice(0)]);
+          expect([short, seen]).toEqual([reference, trace.splice(0)]);
           if (call.collect === 0) {
             await new Promise<void>((resolve) => setImmediate(resolve));
             gc();

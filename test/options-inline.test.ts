@@ -4,15 +4,18 @@ import fc from "fast-check";
 import { backoff, jitter, OptionError, type RetryOptions, retry } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
-import { HELD_EVERY, resolveOnce, UNFOUND_EVERY } from "../src/retry/retry.js";
+import { resolveOptions } from "../src/policy/options.js";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
 
-// `retry(op, options)` resolves an options object once and finds it again by its keys and values, whether
-// written inline or built once, functions and objects among them (held weakly). These tests check that
-// whatever was cached, each call runs on the options it was given, that a bad one still fails at once, and
-// that the cache keeps nothing of the caller's alive.
+// `retry(op, options)` resolves the options of each call, written inline or built once, functions and
+// objects among them. These tests check that each call runs on the options it was given, however many
+// calls of other shapes or values came before, that a bad one still fails at once, and that a call keeps
+// nothing of the caller's alive once it is over.
+
+/** Calls of one shape made in a row, enough for any state kept between calls to show. */
+const REPEATS = 64;
 
 /** What the attempt saw of its options: retries left (maxRetries) and the timeout. */
 const sees = (ctx: { retriesLeft: number; timeout: number }) => [ctx.retriesLeft, ctx.timeout];
@@ -66,7 +69,7 @@ describe("options written inline", () => {
     );
   });
 
-  it("an unknown key fails at once even beside cached ones", async () => {
+  it("an unknown key fails at once even beside calls of other shapes", async () => {
     await retry(sees, { maxRetries: 1 });
     await expect(retry(sees, { maxRetries: 1, maxRetry: 2 } as never)).rejects.toThrow(/maxRetry/);
   });
@@ -80,7 +83,7 @@ describe("options written inline", () => {
     await expect(retry(sees, options)).rejects.toBeInstanceOf(OptionError);
   });
 
-  it("more shapes than the cache holds all still resolve to their own values", async () => {
+  it("many shapes called in turn all resolve to their own values", async () => {
     for (let round = 0; round < 2; round++) {
       for (let k = 0; k < 40; k++) {
         await expect(retry(sees, { maxRetries: k, timeout: 1000 + k })).resolves.toEqual([k, 1000 + k]);
@@ -105,7 +108,7 @@ describe("options written inline", () => {
     ]);
   });
 
-  it("options holding a function (not cached by value) still see their own values", async () => {
+  it("options holding a function still see their own values", async () => {
     const seen: number[] = [];
     for (const maxRetries of [0, 1, 2]) {
       const onSuccess = () => seen.push(maxRetries);
@@ -119,7 +122,7 @@ describe("options written inline", () => {
 });
 
 describe("options holding functions and objects", () => {
-  it("each call hears its own callbacks, whichever were cached before (shared ones or new ones each call)", async () => {
+  it("each call hears its own callbacks, whichever came before (shared ones or new ones each call)", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(
@@ -154,33 +157,7 @@ describe("options holding functions and objects", () => {
     );
   });
 
-  it("are found again when written inline around the same functions, or built once", () => {
-    const log = () => {};
-    const linear = backoff.linear({ base: 10 });
-    const first = resolveOnce({ maxRetries: 3, onRetry: log, backoff: linear });
-    const again = () => resolveOnce({ maxRetries: 3, onRetry: log, backoff: linear });
-    // Kept at the latest after HELD_EVERY calls (one in that many misses of such options is kept), then found.
-    for (let i = 0; i < HELD_EVERY; i++) again();
-    expect(again()).toBe(again());
-    expect(resolveOnce({ maxRetries: 3, onRetry: () => {}, backoff: linear })).not.toBe(again());
-    expect(resolveOnce({ maxRetries: 4, onRetry: log, backoff: linear })).not.toBe(again());
-    const built = { maxRetries: 2, onGiveUp: log };
-    for (let i = 0; i < HELD_EVERY; i++) resolveOnce(built);
-    expect(resolveOnce(built)).toBe(resolveOnce(built));
-    expect(first.options.retry.onRetry).toBe(log);
-  });
-
-  it("are found again when written inline around the same functions, even beside an entry of their shape no call found", () => {
-    // A shape of this test's own, kept first from a call site that makes a new function at each call.
-    const shape = (onRetry: () => void) => ({ onRetry, maxRetries: 7 });
-    for (let i = 0; i < HELD_EVERY + 1; i++) resolveOnce(shape(() => {}));
-    const log = () => {};
-    for (let i = 0; i < HELD_EVERY * UNFOUND_EVERY; i++) resolveOnce(shape(log));
-    expect(resolveOnce(shape(log))).toBe(resolveOnce(shape(log)));
-    expect(resolveOnce(shape(log)).options.retry.onRetry).toBe(log);
-  });
-
-  it("a callback written inline in options of a kept shape is heard when the first attempt fails, or the caller aborts it", async () => {
+  it("a callback written inline in options of a shape called before is heard when the first attempt fails, or the caller aborts it", async () => {
     const heard: string[] = [];
     const options = (i: number, signal: AbortSignal) =>
       ({
@@ -191,14 +168,13 @@ describe("options holding functions and objects", () => {
         onGiveUp: (e: { reason: string }) => heard.push(`give up ${i} ${e.reason}`),
       }) as RetryOptions<number>;
     const never = new AbortController().signal;
-    for (let i = 0; i < HELD_EVERY + 1; i++) await retry(() => 1, options(-1, never));
-    // Resolved from a kept entry (one of two in a row may be due to be kept, and is resolved in full), a
-    // call's resolution holds its own callbacks.
+    for (let i = 0; i < REPEATS + 1; i++) await retry(() => 1, options(-1, never));
+    // A call's resolution holds its own callbacks.
     const own = options(0, never);
-    expect(resolveOnce(own).options.retry.onRetry).toBe(own.onRetry);
+    expect(resolveOptions(own).retry.onRetry).toBe(own.onRetry);
     const again = options(0, never);
-    expect(resolveOnce(again).options.retry.onRetry).toBe(again.onRetry);
-    for (let i = 1; i <= 2 * HELD_EVERY; i++) {
+    expect(resolveOptions(again).retry.onRetry).toBe(again.onRetry);
+    for (let i = 1; i <= 2 * REPEATS; i++) {
       let attempts = 0;
       const op = () => {
         attempts += 1;
@@ -226,14 +202,14 @@ describe("options holding functions and objects", () => {
       refs.push(new WeakRef(onGiveUp));
       await retry(() => i, { maxRetries: 1, onGiveUp, backoff: backoff.none() });
     };
-    for (let i = 0; i < 2 * HELD_EVERY + 1; i++) await call(i);
+    for (let i = 0; i < 2 * REPEATS + 1; i++) await call(i);
     // A turn of the event loop first: a new WeakRef keeps its target until the current job is over.
     await new Promise<void>((resolve) => setImmediate(resolve));
     gc();
     expect(refs.filter((ref) => ref.deref() !== undefined)).toEqual([]);
   });
 
-  it("each call runs on its own backoff and hears its own hooks, however they mix with cached ones", async () => {
+  it("each call runs on its own backoff and hears its own hooks, however they mix with earlier calls'", async () => {
     const clock = new VirtualClock();
     const backoffs = [backoff.constant({ base: 10 }), backoff.constant({ base: 20 })];
     await fc.assert(
@@ -285,7 +261,7 @@ describe("options holding functions and objects", () => {
     );
   });
 
-  it("a callback or predicate that is not a function fails at once, naming it, right after the same shape was kept", async () => {
+  it("a callback or predicate that is not a function fails at once, naming it, right after calls of the same shape", async () => {
     const op = () => 1;
     const keys = ["onRetry", "onError", "onGiveUp", "onAttempt", "onSuccess", "onCallbackError"];
     for (const key of [
@@ -297,9 +273,9 @@ describe("options holding functions and objects", () => {
       "backoff",
       "jitter",
     ]) {
-      // The shape kept first, with a function each call.
+      // Calls of the shape first, with a function each call.
       const shape = (value: unknown) => ({ maxRetries: 2, [key]: value }) as RetryOptions<number>;
-      for (let i = 0; i < HELD_EVERY + 1; i++)
+      for (let i = 0; i < REPEATS + 1; i++)
         await retry(
           op,
           shape(() => {}),
@@ -316,7 +292,7 @@ describe("options holding functions and objects", () => {
     }
   });
 
-  it("each call runs on its own retryOn, retryOnResult and delayFrom, written inline or shared, once the shape is kept", async () => {
+  it("each call runs on its own retryOn, retryOnResult and delayFrom, written inline or shared, after calls of the same shape", async () => {
     const clock = new VirtualClock();
     const steady = backoff.constant({ base: 1 });
     const none = jitter.none();
@@ -338,8 +314,8 @@ describe("options holding functions and objects", () => {
         delayFrom,
         onRetry,
       }) as RetryOptions<number>;
-    // The shape kept first.
-    for (let i = 0; i < HELD_EVERY + 1; i++) {
+    // Calls of the shape first.
+    for (let i = 0; i < REPEATS + 1; i++) {
       await retry(() => 1, options(shared.retryOn[0], shared.retryOnResult[0], shared.delayFrom[0]));
     }
     await fc.assert(
@@ -401,9 +377,9 @@ describe("options holding functions and objects", () => {
         // A retryOnResult sends the first attempt through the pipeline of the retry and timeout steps.
         ...(judged ? { retryOnResult: (v: number) => v < 0 } : {}),
       }) as RetryOptions<number>;
-    // Both shapes kept first.
+    // Calls of both shapes first.
     for (const judged of [false, true]) {
-      for (let i = 0; i < HELD_EVERY + 1; i++) await retry(() => 1, options(0, judged));
+      for (let i = 0; i < REPEATS + 1; i++) await retry(() => 1, options(0, judged));
     }
     await fc.assert(
       fc.asyncProperty(
