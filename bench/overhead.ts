@@ -14,6 +14,7 @@
  * about the work of a call use (steady on a machine shared with other work), and the wall clock, which the
  * goal about waiting uses (a timer's wait costs no CPU).
  */
+import { setMaxListeners } from "node:events";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { resolve } from "node:path";
@@ -439,7 +440,12 @@ const pendingKinds: Pending[] = [
     timeout: true,
     start: (() => {
       const wrapped = cockatielWrap(cockatielPolicy, timeout(LONG, TimeoutStrategy.Aggressive));
-      return (gate: Promise<number>) => wrapped.execute(() => gate);
+      // cockatiel's timeout adds an abort listener per pending call to the signal it runs under (a shared
+      // one of its own by default), and Node warns past ten: it is given a signal without that limit, so
+      // that a run stays quiet. What a pending call holds is the same.
+      const signal = new AbortController().signal;
+      setMaxListeners(0, signal);
+      return (gate: Promise<number>) => wrapped.execute(() => gate, signal);
     })(),
   },
   {

@@ -236,8 +236,15 @@ export interface ResolvedRetry<T> {
    * budget, first delay or success hook (a call's callbacks and listeners aside).
    */
   readonly plainPolicy: boolean;
-  /** The short form's own options, as given (unchecked: see `withShortForm`); undefined when none was. */
+  /**
+   * The short form's own options but `signal` and `timeout`, as given (unchecked: see `withShortForm`);
+   * undefined when none was. When one was, it holds `signal` and `timeout` too.
+   */
   readonly others: ShortForm | undefined;
+  /** The short form's `signal`, checked, when `others` is undefined. */
+  readonly signal: AbortSignal | undefined;
+  /** The short form's `timeout` in ms, checked (Infinity for none), when `others` is undefined. */
+  readonly timeout: number;
 }
 
 /** The short form's options, checked: the retry step's, and what the other steps and the execution take. */
@@ -404,6 +411,11 @@ function plainCopy(options: unknown, known: readonly string[]): Record<string, u
   return copy;
 }
 
+/** Fails for `key` of `o` unless it is inherited (no option): `knownKeys` names the first unknown key. */
+function unknownKey(o: object, key: string, known: readonly string[]): void {
+  if (Object.hasOwn(o, key)) knownKeys("options", o, known);
+}
+
 /**
  * Checks a retry step's options (`known`: STEP_KEYS) or the short form's (OPTION_KEYS) and fills in the
  * defaults. Throws an `OptionError` naming the first bad one: an unknown key before any value, then the
@@ -418,6 +430,8 @@ function resolve<T>(
   Form?: new () => ShortForm,
 ): ResolvedRetry<T> {
   let others: ShortForm | undefined;
+  let signal: unknown;
+  let timeout: unknown;
   let maxRetries: unknown;
   let maxElapsed: unknown;
   let countsWait: unknown;
@@ -502,6 +516,16 @@ function resolve<T>(
         case "budget":
           budget = value;
           break;
+        // The short form's most common own options, kept apart from the rest (see `others`), so that a
+        // call with a signal or a timeout alone needs nothing more.
+        case "signal":
+          if (Form === undefined) unknownKey(o, key, known);
+          else signal = value;
+          break;
+        case "timeout":
+          if (Form === undefined) unknownKey(o, key, known);
+          else timeout = value;
+          break;
         default:
           // One of the short form's own (taken by `others`), or an unknown key: one of its own fails,
           // naming the first (an inherited one is no option).
@@ -512,7 +536,7 @@ function resolve<T>(
               break;
             }
           }
-          if (Object.hasOwn(o, key)) knownKeys("options", o, known);
+          unknownKey(o, key, known);
       }
     }
   }
@@ -562,6 +586,16 @@ function resolve<T>(
   let timeBound = false;
   for (let i = 0; i < policies.length; i++)
     if ((policies[i] as ResolvedPolicy).maxElapsed !== Number.POSITIVE_INFINITY) timeBound = true;
+  let ms = Number.POSITIVE_INFINITY;
+  if (others !== undefined) {
+    // Checked with the rest of the short form's own, in their order.
+    if (signal !== undefined) others.signal = signal;
+    if (timeout !== undefined) others.timeout = timeout;
+  } else {
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      throw new OptionError("signal", signal, "an AbortSignal");
+    if (timeout !== undefined) ms = limitOf(timeout, false) ?? read<number>(RETRY_CHECKS, "timeout", timeout);
+  }
   const retry: ResolvedRetry<T> = {
     successHooks,
     budget: budget as RetryBudget | undefined,
@@ -579,6 +613,8 @@ function resolve<T>(
     timeBound,
     plainPolicy: successHooks.length === 0 && budget === undefined && !firstDelayed,
     others,
+    signal: others === undefined ? (signal as AbortSignal | undefined) : undefined,
+    timeout: ms,
   };
   return retry;
 }
@@ -597,17 +633,14 @@ export class ShortForm {
   hedge: unknown = undefined;
   chaos: unknown = undefined;
 
-  /** Takes option `key` if it is one of the short form's own; false otherwise. */
+  /**
+   * Takes option `key` if it is one of the short form's own but `signal` and `timeout` (which `resolve`
+   * reads itself, and hands over once one of these was given); false otherwise.
+   */
   take(key: string, value: unknown): boolean {
     switch (key) {
-      case "timeout":
-        this.timeout = value;
-        return true;
       case "unref":
         this.unref = value;
-        return true;
-      case "signal":
-        this.signal = value;
         return true;
       case "clock":
         this.clock = value;
@@ -686,5 +719,10 @@ export function resolveShortForm<T>(options: RetryOptions<T> | undefined): Resol
 
 /** The short form's options: `retry`'s, with its own (`retry.others`) checked and the defaults filled in. */
 export function withShortForm<T>(retry: ResolvedRetry<T>): ResolvedOptions<T> {
-  return (retry.others ?? new ShortForm()).resolve(retry);
+  const others = retry.others;
+  if (others !== undefined) return others.resolve(retry);
+  const form = new ShortForm();
+  form.signal = retry.signal;
+  form.timeout = retry.timeout;
+  return form.resolve(retry);
 }

@@ -115,8 +115,9 @@ export function retry<T>(
     checkOperation(operation);
     if (options === undefined) return run(defaults as Resolution<T>, operation);
     const resolved = resolveShortForm(options);
-    // Options of the retry step alone (most): nothing more to check or build.
+    // Options of the retry step, a signal and a timeout (most): nothing more to check or build.
     if (resolved.others === undefined) {
+      const ms = resolved.timeout;
       return new RetryCall(
         resolved,
         undefined,
@@ -124,8 +125,8 @@ export function retry<T>(
         systemClock,
         systemRandom,
         undefined,
-        undefined,
-        undefined,
+        resolved.signal,
+        ms === Number.POSITIVE_INFINITY ? undefined : limitOf(ms),
       ).run();
     }
     return run(build(withShortForm(resolved)), operation);
