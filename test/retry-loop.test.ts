@@ -24,7 +24,7 @@ describe("a call tells the callbacks it was given, as they were when it began", 
 
   it("a callback changed to a non-function after the call began is not used: the call goes on with the one it checked", async () => {
     const clock = new VirtualClock();
-    // Enough calls of this shape that one is kept (one options object in 64 holding a function is).
+    // Many calls of this shape first.
     for (let i = 0; i < 70; i++) await retry(() => 1, { clock, maxRetries: 3, retryOnResult: () => false });
     const options: Record<string, unknown> = { clock, maxRetries: 3, retryOnResult: () => false };
     let n = 0;
@@ -163,6 +163,34 @@ describe("leaving an attempts() loop after a failure", () => {
     // Each loop's own: a listener that keeps or changes one changes no other loop's.
     expect(gaveUp[0]?.outcome).not.toBe(gaveUp[1]?.outcome);
     expect(clock.pending).toBe(0);
+  });
+});
+
+describe("leaving an attempts() loop right after reporting a failure", () => {
+  it("tells onError of that failure, as after every failed attempt, makes no retry, and ends the loop without throwing", async () => {
+    const { attempts } = await import("robustly");
+    const clock = new VirtualClock();
+    for (const maxRetries of [3, 0]) {
+      const told: string[] = [];
+      let iterations = 0;
+      for await (const attempt of attempts({
+        clock,
+        maxRetries,
+        onError: (error, retries) => told.push(`error ${(error as Error).message} after ${retries} retries`),
+        onRetry: () => told.push("retry"),
+        onGiveUp: (event) => told.push(`give up: ${event.reason}`),
+      })) {
+        iterations += 1;
+        attempt.failure(new Error("down"));
+        break;
+      }
+      // With retries left, the call is stopped before the retry (aborted by the loop); without, it gives up.
+      expect({ iterations, told }).toEqual({
+        iterations: 1,
+        told: ["error down after 0 retries", maxRetries === 0 ? "give up: retries" : "give up: aborted"],
+      });
+      expect(clock.pending).toBe(0);
+    }
   });
 });
 

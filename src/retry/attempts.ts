@@ -32,7 +32,8 @@ import { retry } from "./retry.js";
 export interface Attempt<T = unknown> extends AttemptContext {
   /**
    * This attempt failed with `error`: the next iteration sleeps the backoff and yields the next attempt,
-   * or the loop throws the error the call ends with (this one, or a `PermanentError`'s cause).
+   * or the loop throws the error the call ends with (this one, or a `PermanentError`'s cause). Leaving the
+   * loop right after, `onError` hears it, no retry is made, and the loop ends without throwing.
    */
   failure(error: unknown): void;
   /**
@@ -123,7 +124,10 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
   #finished = false;
   /** The call decided on a retry since the body's last attempt was yielded. */
   #retryDecided = false;
-  /** The body left the loop after reporting a success: a retry decided now stops the call instead. */
+  /**
+   * The body left the loop after reporting its attempt's outcome, which the call is still to hear: a retry
+   * decided now stops the call instead.
+   */
   #leaving = false;
   /** The reason the call was stopped with when the body left the loop. */
   #left: DOMException | undefined;
@@ -193,9 +197,12 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
   }
 
   /**
-   * Leaving the loop: a success for an attempt that reported nothing. After a success, the verdict on the
-   * value is waited for: accepted, the call ends as it would have; a value `retryOnResult` would retry stops
-   * the call before its wait. After a failure the call is stopped at once.
+   * Leaving the loop: a success for an attempt that reported nothing. The call hears the attempt's outcome
+   * first, as it would have: after a success, the verdict on the value is waited for (accepted, the call
+   * ends as it would have; a value `retryOnResult` would retry stops the call before its wait); after a
+   * failure, `onError` is told of it, and the call gives up as it would have or is stopped before the
+   * retry, and the loop ends without throwing (the body reported the error: it has it). Otherwise (the
+   * call went on past the attempt) the call is stopped at once.
    */
   async return(): Promise<IteratorResult<Attempt>> {
     if (this.#finished || !this.#started) {
@@ -205,10 +212,14 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
     const current = this.#current;
     this.#current = undefined;
     if (current !== undefined && !current.reported && !current.signal.aborted) current.success();
-    if (current?.succeeded === true && !current.signal.aborted && !this.#retryDecided) this.#leaving = true;
+    const heard = current !== undefined && !current.signal.aborted && !this.#retryDecided;
+    if (heard) this.#leaving = true;
     else this.#leave();
     const outcome = await (this.#ended as Promise<Outcome>);
-    return this.#end(outcome.ok === false && outcome.error === this.#left ? { ok: true } : outcome);
+    const failed = current?.reported === true && !current.succeeded;
+    return this.#end(
+      outcome.ok === false && (outcome.error === this.#left || failed) ? { ok: true } : outcome,
+    );
   }
 
   /** Stops the loop's call: the body left the loop. */
