@@ -453,7 +453,7 @@ function resolve<T>(
   let budget: unknown;
   if (options !== undefined) {
     const o: Record<string, unknown> =
-      options !== null && Object.getPrototypeOf(options) === Object.prototype
+      options !== null && (options as object).constructor === Object
         ? (options as Record<string, unknown>)
         : plainCopy(options, known);
     for (const key in o) {
@@ -583,8 +583,8 @@ function resolve<T>(
   const firstDelayed =
     delayFirstAttempt !== undefined &&
     read<boolean>(RETRY_STEP_CHECKS, "delayFirstAttempt", delayFirstAttempt);
-  let timeBound = false;
-  for (let i = 0; i < policies.length; i++)
+  let timeBound = top.maxElapsed !== Number.POSITIVE_INFINITY;
+  for (let i = 0; i < policies.length - 1; i++)
     if ((policies[i] as ResolvedPolicy).maxElapsed !== Number.POSITIVE_INFINITY) timeBound = true;
   let ms = Number.POSITIVE_INFINITY;
   if (others !== undefined) {
