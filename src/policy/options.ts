@@ -238,10 +238,10 @@ export interface ResolvedRetry<T> {
   readonly plainPolicy: boolean;
   /**
    * The short form's own options but `signal` and `timeout`, as given (unchecked: see `withShortForm`);
-   * undefined when none was. When one was, it holds `signal` and `timeout` too.
+   * undefined when none was. When one was, it holds `timeout` too.
    */
   readonly others: ShortForm | undefined;
-  /** The short form's `signal`, checked, when `others` is undefined. */
+  /** The short form's `signal`, checked. */
   readonly signal: AbortSignal | undefined;
   /** The short form's `timeout` in ms, checked (Infinity for none), when `others` is undefined. */
   readonly timeout: number;
@@ -586,16 +586,13 @@ function resolve<T>(
   let timeBound = top.maxElapsed !== Number.POSITIVE_INFINITY;
   for (let i = 0; i < policies.length - 1; i++)
     if ((policies[i] as ResolvedPolicy).maxElapsed !== Number.POSITIVE_INFINITY) timeBound = true;
+  // The short form's own options are checked after the retry step's, `signal` first.
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new OptionError("signal", signal, "an AbortSignal");
   let ms = Number.POSITIVE_INFINITY;
-  if (others !== undefined) {
-    // Checked with the rest of the short form's own, in their order.
-    if (signal !== undefined) others.signal = signal;
-    if (timeout !== undefined) others.timeout = timeout;
-  } else {
-    if (signal !== undefined && !(signal instanceof AbortSignal))
-      throw new OptionError("signal", signal, "an AbortSignal");
-    if (timeout !== undefined) ms = limitOf(timeout, false) ?? read<number>(RETRY_CHECKS, "timeout", timeout);
-  }
+  // With others given, the timeout is checked among them, in their order.
+  if (others !== undefined) others.timeout = timeout;
+  else ms = timeoutOf(timeout);
   const retry: ResolvedRetry<T> = {
     successHooks,
     budget: budget as RetryBudget | undefined,
@@ -613,7 +610,7 @@ function resolve<T>(
     timeBound,
     plainPolicy: successHooks.length === 0 && budget === undefined && !firstDelayed,
     others,
-    signal: others === undefined ? (signal as AbortSignal | undefined) : undefined,
+    signal: signal as AbortSignal | undefined,
     timeout: ms,
   };
   return retry;
@@ -626,7 +623,6 @@ function resolve<T>(
 export class ShortForm {
   timeout: unknown = undefined;
   unref: unknown = undefined;
-  signal: unknown = undefined;
   clock: unknown = undefined;
   random: unknown = undefined;
   breaker: unknown = undefined;
@@ -635,7 +631,8 @@ export class ShortForm {
 
   /**
    * Takes option `key` if it is one of the short form's own but `signal` and `timeout` (which `resolve`
-   * reads itself, and hands over once one of these was given); false otherwise.
+   * reads and checks itself, but for a timeout given beside one of these, handed over to be checked in
+   * the short form's order); false otherwise.
    */
   take(key: string, value: unknown): boolean {
     switch (key) {
@@ -664,9 +661,7 @@ export class ShortForm {
 
   /** Checks what it took and fills in the defaults, beside the retry step's options `retry`. */
   resolve<T>(retry: ResolvedRetry<T>): ResolvedOptions<T> {
-    const { timeout, unref, signal, clock, random, breaker } = this;
-    if (signal !== undefined && !(signal instanceof AbortSignal))
-      throw new OptionError("signal", signal, "an AbortSignal");
+    const { unref, clock, random, breaker } = this;
     if (
       clock !== undefined &&
       (typeof (clock as Clock | null)?.now !== "function" || typeof (clock as Clock).setTimer !== "function")
@@ -685,11 +680,8 @@ export class ShortForm {
     }
     return {
       retry,
-      timeout:
-        timeout === undefined
-          ? Number.POSITIVE_INFINITY
-          : (limitOf(timeout, false) ?? read<number>(RETRY_CHECKS, "timeout", timeout)),
-      signal: signal as AbortSignal | undefined,
+      timeout: timeoutOf(this.timeout),
+      signal: retry.signal,
       clock: (clock as Clock | undefined) ?? (unrefed ? unrefClock : systemClock),
       random: random === undefined ? systemRandom : checkedRandom(random as Random),
       breaker: breaker as CircuitBreaker | undefined,
@@ -722,7 +714,12 @@ export function withShortForm<T>(retry: ResolvedRetry<T>): ResolvedOptions<T> {
   const others = retry.others;
   if (others !== undefined) return others.resolve(retry);
   const form = new ShortForm();
-  form.signal = retry.signal;
   form.timeout = retry.timeout;
   return form.resolve(retry);
+}
+
+/** The `timeout` option in ms, checked: Infinity for none (left out, negative or Infinity). */
+function timeoutOf(timeout: unknown): number {
+  if (timeout === undefined) return Number.POSITIVE_INFINITY;
+  return limitOf(timeout, false) ?? read<number>(RETRY_CHECKS, "timeout", timeout);
 }
