@@ -21,6 +21,27 @@ const REPEATS = 64;
 const sees = (ctx: { retriesLeft: number; timeout: number }) => [ctx.retriesLeft, ctx.timeout];
 
 describe("options written inline", () => {
+  it("with maxRetries alone, below and above the values whose resolution calls share, each call counts its own retries", async () => {
+    const clock = new VirtualClock();
+    for (const maxRetries of [0, 1, 3, 31, 32, 33, 40]) {
+      // Two calls at once on the same value: each fails until its retries run out, and counts its own.
+      const seen: number[][] = [[], []];
+      const calls = [0, 1].map((i) =>
+        retry(
+          (ctx) => {
+            seen[i]?.push(ctx.retriesLeft);
+            throw new Error(`call ${i}`);
+          },
+          { maxRetries, clock },
+        ).catch((error: Error) => error.message),
+      );
+      await clock.runAll();
+      expect(await Promise.all(calls)).toEqual(["call 0", "call 1"]);
+      const left = Array.from({ length: maxRetries + 1 }, (_, k) => maxRetries - k);
+      expect(seen).toEqual([left, left]);
+    }
+  });
+
   it("each call runs on its own values, whatever shapes were resolved before", async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -236,6 +236,11 @@ export interface ResolvedRetry<T> {
    * budget, first delay or success hook (a call's callbacks and listeners aside).
    */
   readonly plainPolicy: boolean;
+}
+
+/** Options as `resolve` reads them: the retry step's, resolved, and the short form's own. */
+export interface ReadOptions<T> {
+  readonly retry: ResolvedRetry<T>;
   /**
    * The short form's own options but `signal` and `timeout`, as given (unchecked: see `withShortForm`);
    * undefined when none was. When one was, it holds `timeout` too.
@@ -349,6 +354,24 @@ function limitOf(value: unknown, integer: boolean): number | undefined {
   return value < 0 ? Number.POSITIVE_INFINITY : value === 0 ? 0 : value;
 }
 
+/**
+ * The resolutions of options that set nothing of the retry step but `maxRetries`, by its value (0 to
+ * `MAX_PLAIN`), made at the first call that needs each: a resolution holds no state, so calls share it.
+ */
+const PLAIN_RETRIES: (ResolvedRetry<unknown> | undefined)[] = [];
+const MAX_PLAIN = 32;
+
+/** `maxRetries`'s index in `PLAIN_RETRIES` (left out: the default's), or -1 for a value it keeps none of. */
+function plainIndex(maxRetries: unknown): number {
+  if (maxRetries === undefined) return DEFAULTS.maxRetries;
+  return typeof maxRetries === "number" &&
+    Number.isInteger(maxRetries) &&
+    maxRetries >= 0 &&
+    maxRetries <= MAX_PLAIN
+    ? maxRetries
+    : -1;
+}
+
 /** A rule of `rules`, checked, its policy filled in from the top level's. */
 function resolveRule(rule: RetryRule, i: number, top: ResolvedPolicy): ResolvedPolicy {
   const where = `rules[${i}]`;
@@ -428,7 +451,7 @@ function resolve<T>(
   options: RetryOptions<T> | undefined,
   known: readonly string[],
   Form?: new () => ShortForm,
-): ResolvedRetry<T> {
+): ReadOptions<T> {
   let others: ShortForm | undefined;
   let signal: unknown;
   let timeout: unknown;
@@ -540,52 +563,95 @@ function resolve<T>(
       }
     }
   }
-  checkFunction("retryOnResult", retryOnResult);
-  checkFunction("shouldConsumeRetry", shouldConsumeRetry);
-  checkFunction("onAttempt", onAttempt);
-  checkFunction("onSuccess", onSuccess);
-  checkFunction("onError", onError);
-  checkFunction("onRetry", onRetry);
-  checkFunction("onGiveUp", onGiveUp);
-  checkFunction("onCallbackError", onCallbackError);
-  if (
-    budget !== undefined &&
-    (typeof budget !== "object" || typeof (budget as RetryBudget | null)?.tryRetry !== "function")
-  ) {
-    throw new OptionError("budget", budget, "a retry budget (from retryBudget())");
+  // Options that set nothing of the retry step but a small `maxRetries` (most) share its resolution.
+  const plain =
+    retryOnResult === undefined &&
+    shouldConsumeRetry === undefined &&
+    onAttempt === undefined &&
+    onSuccess === undefined &&
+    onError === undefined &&
+    onRetry === undefined &&
+    onGiveUp === undefined &&
+    onCallbackError === undefined &&
+    budget === undefined &&
+    retryOn === undefined &&
+    rules === undefined &&
+    delayFirstAttempt === undefined &&
+    maxElapsed === undefined &&
+    countsWait === undefined &&
+    backoff === undefined &&
+    jitter === undefined &&
+    scale === undefined &&
+    delayFrom === undefined
+      ? plainIndex(maxRetries)
+      : -1;
+  let retry = plain < 0 ? undefined : (PLAIN_RETRIES[plain] as ResolvedRetry<T> | undefined);
+  if (retry === undefined) {
+    checkFunction("retryOnResult", retryOnResult);
+    checkFunction("shouldConsumeRetry", shouldConsumeRetry);
+    checkFunction("onAttempt", onAttempt);
+    checkFunction("onSuccess", onSuccess);
+    checkFunction("onError", onError);
+    checkFunction("onRetry", onRetry);
+    checkFunction("onGiveUp", onGiveUp);
+    checkFunction("onCallbackError", onCallbackError);
+    if (
+      budget !== undefined &&
+      (typeof budget !== "object" || typeof (budget as RetryBudget | null)?.tryRetry !== "function")
+    ) {
+      throw new OptionError("budget", budget, "a retry budget (from retryBudget())");
+    }
+    const top = resolvePolicy(
+      "",
+      retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", retryOn as RetryMatcher),
+      undefined,
+      maxRetries,
+      maxElapsed,
+      countsWait,
+      backoff,
+      jitter,
+      scale,
+      delayFrom,
+    );
+    let policies: ResolvedPolicy[];
+    if (rules === undefined) policies = [top];
+    else {
+      if (!Array.isArray(rules)) throw new OptionError("rules", rules, "an array of { when, …policy } rules");
+      policies = (rules as RetryRule[]).map((rule, i) => resolveRule(rule, i, top));
+      policies.push(top);
+    }
+    // The distinct backoffs that hear of a success; with no rules, the top level's alone (no set to build).
+    const successHooks =
+      policies.length === 1
+        ? typeof top.backoff.success === "function"
+          ? [top.backoff]
+          : NO_HOOKS
+        : [...new Set(policies.map((p) => p.backoff))].filter((b) => typeof b.success === "function");
+    const firstDelayed =
+      delayFirstAttempt !== undefined &&
+      read<boolean>(RETRY_STEP_CHECKS, "delayFirstAttempt", delayFirstAttempt);
+    let timeBound = top.maxElapsed !== Number.POSITIVE_INFINITY;
+    for (let i = 0; i < policies.length - 1; i++)
+      if ((policies[i] as ResolvedPolicy).maxElapsed !== Number.POSITIVE_INFINITY) timeBound = true;
+    retry = {
+      successHooks,
+      budget: budget as RetryBudget | undefined,
+      policies,
+      retryOnResult: retryOnResult as ResolvedRetry<T>["retryOnResult"],
+      shouldConsumeRetry: shouldConsumeRetry as ResolvedRetry<T>["shouldConsumeRetry"],
+      delayFirstAttempt: firstDelayed,
+      onAttempt: onAttempt as ResolvedRetry<T>["onAttempt"],
+      onSuccess: onSuccess as ResolvedRetry<T>["onSuccess"],
+      onError: onError as ResolvedRetry<T>["onError"],
+      onRetry: onRetry as ResolvedRetry<T>["onRetry"],
+      onGiveUp: onGiveUp as ResolvedRetry<T>["onGiveUp"],
+      onCallbackError: (onCallbackError as ResolvedRetry<T>["onCallbackError"] | undefined) ?? warnOnce,
+      maxRetries: top.maxRetries,
+      timeBound,
+      plainPolicy: successHooks.length === 0 && budget === undefined && !firstDelayed,
+    };
+    if (plain >= 0) PLAIN_RETRIES[plain] = retry as ResolvedRetry<unknown>;
   }
-  const top = resolvePolicy(
-    "",
-    retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", retryOn as RetryMatcher),
-    undefined,
-    maxRetries,
-    maxElapsed,
-    countsWait,
-    backoff,
-    jitter,
-    scale,
-    delayFrom,
-  );
-  let policies: ResolvedPolicy[];
-  if (rules === undefined) policies = [top];
-  else {
-    if (!Array.isArray(rules)) throw new OptionError("rules", rules, "an array of { when, …policy } rules");
-    policies = (rules as RetryRule[]).map((rule, i) => resolveRule(rule, i, top));
-    policies.push(top);
-  }
-  // The distinct backoffs that hear of a success; with no rules, the top level's alone (no set to build).
-  const successHooks =
-    policies.length === 1
-      ? typeof top.backoff.success === "function"
-        ? [top.backoff]
-        : NO_HOOKS
-      : [...new Set(policies.map((p) => p.backoff))].filter((b) => typeof b.success === "function");
-  const firstDelayed =
-    delayFirstAttempt !== undefined &&
-    read<boolean>(RETRY_STEP_CHECKS, "delayFirstAttempt", delayFirstAttempt);
-  let timeBound = top.maxElapsed !== Number.POSITIVE_INFINITY;
-  for (let i = 0; i < policies.length - 1; i++)
-    if ((policies[i] as ResolvedPolicy).maxElapsed !== Number.POSITIVE_INFINITY) timeBound = true;
   // The short form's own options are checked after the retry step's, `signal` first.
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new OptionError("signal", signal, "an AbortSignal");
@@ -593,27 +659,7 @@ function resolve<T>(
   // With others given, the timeout is checked among them, in their order.
   if (others !== undefined) others.timeout = timeout;
   else ms = timeoutOf(timeout);
-  const retry: ResolvedRetry<T> = {
-    successHooks,
-    budget: budget as RetryBudget | undefined,
-    policies,
-    retryOnResult: retryOnResult as ResolvedRetry<T>["retryOnResult"],
-    shouldConsumeRetry: shouldConsumeRetry as ResolvedRetry<T>["shouldConsumeRetry"],
-    delayFirstAttempt: firstDelayed,
-    onAttempt: onAttempt as ResolvedRetry<T>["onAttempt"],
-    onSuccess: onSuccess as ResolvedRetry<T>["onSuccess"],
-    onError: onError as ResolvedRetry<T>["onError"],
-    onRetry: onRetry as ResolvedRetry<T>["onRetry"],
-    onGiveUp: onGiveUp as ResolvedRetry<T>["onGiveUp"],
-    onCallbackError: (onCallbackError as ResolvedRetry<T>["onCallbackError"] | undefined) ?? warnOnce,
-    maxRetries: top.maxRetries,
-    timeBound,
-    plainPolicy: successHooks.length === 0 && budget === undefined && !firstDelayed,
-    others,
-    signal: signal as AbortSignal | undefined,
-    timeout: ms,
-  };
-  return retry;
+  return { retry, others, signal: signal as AbortSignal | undefined, timeout: ms };
 }
 
 /**
@@ -659,8 +705,8 @@ export class ShortForm {
     }
   }
 
-  /** Checks what it took and fills in the defaults, beside the retry step's options `retry`. */
-  resolve<T>(retry: ResolvedRetry<T>): ResolvedOptions<T> {
+  /** Checks what it took and fills in the defaults, beside the rest of the options, `given`. */
+  resolve<T>(given: ReadOptions<T>): ResolvedOptions<T> {
     const { unref, clock, random, breaker } = this;
     if (
       clock !== undefined &&
@@ -679,9 +725,9 @@ export class ShortForm {
       throw new OptionError("breaker", breaker, "a circuit breaker (from circuitBreaker())");
     }
     return {
-      retry,
+      retry: given.retry,
       timeout: timeoutOf(this.timeout),
-      signal: retry.signal,
+      signal: given.signal,
       clock: (clock as Clock | undefined) ?? (unrefed ? unrefClock : systemClock),
       random: random === undefined ? systemRandom : checkedRandom(random as Random),
       breaker: breaker as CircuitBreaker | undefined,
@@ -693,7 +739,7 @@ export class ShortForm {
 
 /** Checks a retry step's options and fills in the defaults. Throws an `OptionError` naming the first bad one. */
 export function resolveRetry<T>(options: RetryStepOptions<T> | undefined): ResolvedRetry<T> {
-  return resolve(options, STEP_KEYS);
+  return resolve(options, STEP_KEYS).retry;
 }
 
 /** Checks every option of the short form and fills in the defaults. Throws an `OptionError` naming the first bad one. */
@@ -702,20 +748,21 @@ export function resolveOptions<T>(options: RetryOptions<T> | undefined): Resolve
 }
 
 /**
- * The short form's options as `retry` reads them on its hot path: the retry step's, resolved, holding the
- * short form's own (`others`, unchecked) when any was given. `withShortForm` checks those.
+ * The short form's options as `retry` reads them on its hot path: the retry step's, resolved, its `signal`
+ * and `timeout`, checked, and its other options (`others`, unchecked) when any was given, which
+ * `withShortForm` checks.
  */
-export function resolveShortForm<T>(options: RetryOptions<T> | undefined): ResolvedRetry<T> {
+export function resolveShortForm<T>(options: RetryOptions<T> | undefined): ReadOptions<T> {
   return resolve(options, OPTION_KEYS, ShortForm);
 }
 
-/** The short form's options: `retry`'s, with its own (`retry.others`) checked and the defaults filled in. */
-export function withShortForm<T>(retry: ResolvedRetry<T>): ResolvedOptions<T> {
-  const others = retry.others;
-  if (others !== undefined) return others.resolve(retry);
+/** The short form's options: `read`, with its own (`read.others`) checked and the defaults filled in. */
+export function withShortForm<T>(read: ReadOptions<T>): ResolvedOptions<T> {
+  const others = read.others;
+  if (others !== undefined) return others.resolve(read);
   const form = new ShortForm();
-  form.timeout = retry.timeout;
-  return form.resolve(retry);
+  form.timeout = read.timeout;
+  return form.resolve(read);
 }
 
 /** The `timeout` option in ms, checked: Infinity for none (left out, negative or Infinity). */

@@ -114,22 +114,22 @@ export function retry<T>(
   try {
     checkOperation(operation);
     if (options === undefined) return run(defaults as Resolution<T>, operation);
-    const resolved = resolveShortForm(options);
+    const read = resolveShortForm(options);
     // Options of the retry step, a signal and a timeout (most): nothing more to check or build.
-    if (resolved.others === undefined) {
-      const ms = resolved.timeout;
+    if (read.others === undefined) {
+      const ms = read.timeout;
       return new RetryCall(
-        resolved,
+        read.retry,
         undefined,
         operation,
         systemClock,
         systemRandom,
         undefined,
-        resolved.signal,
+        read.signal,
         ms === Number.POSITIVE_INFINITY ? undefined : limitOf(ms),
       ).run();
     }
-    return run(build(withShortForm(resolved)), operation);
+    return run(build(withShortForm(read)), operation);
   } catch (error) {
     return Promise.reject(error);
   }
