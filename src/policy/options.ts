@@ -359,6 +359,8 @@ function limitOf(value: unknown, integer: boolean): number | undefined {
  * `MAX_PLAIN`), made at the first call that needs each: a resolution holds no state, so calls share it.
  */
 const PLAIN_RETRIES: (ResolvedRetry<unknown> | undefined)[] = [];
+/** The same options' policies, shared also by options that add callbacks, a budget or a first delay. */
+const PLAIN_POLICIES: (readonly ResolvedPolicy[] | undefined)[] = [];
 const MAX_PLAIN = 32;
 
 /** `maxRetries`'s index in `PLAIN_RETRIES` (left out: the default's), or -1 for a value it keeps none of. */
@@ -563,8 +565,21 @@ function resolve<T>(
       }
     }
   }
-  // Options that set nothing of the retry step but a small `maxRetries` (most) share its resolution.
+  // Options that set nothing of a policy but a small `maxRetries` share its policies, and those that set
+  // nothing else of the retry step either (most) share its whole resolution.
+  const plainPolicy =
+    retryOn === undefined &&
+    rules === undefined &&
+    maxElapsed === undefined &&
+    countsWait === undefined &&
+    backoff === undefined &&
+    jitter === undefined &&
+    scale === undefined &&
+    delayFrom === undefined
+      ? plainIndex(maxRetries)
+      : -1;
   const plain =
+    plainPolicy >= 0 &&
     retryOnResult === undefined &&
     shouldConsumeRetry === undefined &&
     onAttempt === undefined &&
@@ -574,16 +589,8 @@ function resolve<T>(
     onGiveUp === undefined &&
     onCallbackError === undefined &&
     budget === undefined &&
-    retryOn === undefined &&
-    rules === undefined &&
-    delayFirstAttempt === undefined &&
-    maxElapsed === undefined &&
-    countsWait === undefined &&
-    backoff === undefined &&
-    jitter === undefined &&
-    scale === undefined &&
-    delayFrom === undefined
-      ? plainIndex(maxRetries)
+    delayFirstAttempt === undefined
+      ? plainPolicy
       : -1;
   let retry = plain < 0 ? undefined : (PLAIN_RETRIES[plain] as ResolvedRetry<T> | undefined);
   if (retry === undefined) {
@@ -601,25 +608,29 @@ function resolve<T>(
     ) {
       throw new OptionError("budget", budget, "a retry budget (from retryBudget())");
     }
-    const top = resolvePolicy(
-      "",
-      retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", retryOn as RetryMatcher),
-      undefined,
-      maxRetries,
-      maxElapsed,
-      countsWait,
-      backoff,
-      jitter,
-      scale,
-      delayFrom,
-    );
-    let policies: ResolvedPolicy[];
-    if (rules === undefined) policies = [top];
-    else {
-      if (!Array.isArray(rules)) throw new OptionError("rules", rules, "an array of { when, …policy } rules");
-      policies = (rules as RetryRule[]).map((rule, i) => resolveRule(rule, i, top));
-      policies.push(top);
+    let policies = plainPolicy < 0 ? undefined : PLAIN_POLICIES[plainPolicy];
+    if (policies === undefined) {
+      const top = resolvePolicy(
+        "",
+        retryOn === undefined ? retryEverything : compileRetryMatcher("retryOn", retryOn as RetryMatcher),
+        undefined,
+        maxRetries,
+        maxElapsed,
+        countsWait,
+        backoff,
+        jitter,
+        scale,
+        delayFrom,
+      );
+      if (rules === undefined) policies = [top];
+      else {
+        if (!Array.isArray(rules))
+          throw new OptionError("rules", rules, "an array of { when, …policy } rules");
+        policies = [...(rules as RetryRule[]).map((rule, i) => resolveRule(rule, i, top)), top];
+      }
+      if (plainPolicy >= 0) PLAIN_POLICIES[plainPolicy] = policies;
     }
+    const top = policies[policies.length - 1] as ResolvedPolicy;
     // The distinct backoffs that hear of a success; with no rules, the top level's alone (no set to build).
     const successHooks =
       policies.length === 1
