@@ -1,7 +1,7 @@
 import v8 from "node:v8";
 import vm from "node:vm";
 import fc from "fast-check";
-import { backoff, jitter, OptionError, type RetryOptions, retry, retryPipeline, steps } from "robustly";
+import { backoff, jitter, OptionError, type RetryOptions, retry, retryPipeline, steps, wrap } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 
@@ -76,6 +76,44 @@ describe("options easy to mistake for others", () => {
       }
     }
     await expect(retry(sees, new Bad() as RetryOptions)).rejects.toThrow(/maxRetries/);
+  });
+
+  it("options made by Object.create are read by name, their prototype's too, as a class instance's are", async () => {
+    const proto = Object.defineProperty({ maxRetries: 1 }, "timeout", { value: 50 });
+    await expect(retry(sees, Object.create(proto) as RetryOptions)).resolves.toEqual([1, 50]);
+    await expect(wrap(sees, Object.create(proto) as RetryOptions<unknown>)()).resolves.toEqual([1, 50]);
+    const nothing = Object.create(null) as Record<string, unknown>;
+    nothing.maxRetries = 4;
+    await expect(retry(sees, nothing as RetryOptions)).resolves.toEqual([4, none]);
+  });
+
+  it("rules with a hole (a rule left out by mistake) fail at once, naming it, where they threw a TypeError", async () => {
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the input under test
+    const holed = [, { when: "TypeError" }] as unknown as RetryOptions["rules"];
+    await expect(retry(sees, { rules: holed })).rejects.toThrow(
+      expect.objectContaining({ name: "OptionError", option: "rules[0].when" }),
+    );
+    expect(() => steps.retry({ rules: holed })).toThrow(
+      expect.objectContaining({ name: "OptionError", option: "rules[0].when" }),
+    );
+  });
+
+  it("attempts() runs on the options it checked: a getter that answers otherwise at its next read is not asked again", async () => {
+    const { attempts } = await import("robustly");
+    const signal = new AbortController().signal;
+    let reads = 0;
+    const options = {
+      get signal() {
+        reads += 1;
+        return (reads === 1 ? signal : 5) as AbortSignal;
+      },
+    };
+    const seen: number[] = [];
+    for await (const attempt of attempts(options)) {
+      seen.push(attempt.attempt);
+      break;
+    }
+    expect({ seen, reads }).toEqual({ seen: [1], reads: 1 });
   });
 
   it("null, a number, a string or an array as options fails at once, however often {} was resolved", async () => {
@@ -321,6 +359,20 @@ describe("retry(op, options) against retryPipeline(options)", () => {
         }
       }),
       { numRuns: 100 },
+    );
+  });
+});
+
+describe("a budget that lacks one of a retry budget's methods", () => {
+  it("fails at once, naming the option, where it was taken and failed inside the call with a TypeError", async () => {
+    const partial = { tryRetry: () => true } as unknown as RetryOptions["budget"];
+    const op = () => Promise.reject(new Error("down"));
+    await expect(retry(op, { budget: partial, backoff: backoff.none() })).rejects.toThrow(
+      expect.objectContaining({ name: "OptionError", option: "budget" }),
+    );
+    expect(() => steps.retry({ budget: partial })).toThrow(expect.objectContaining({ option: "budget" }));
+    expect(() => steps.hedge({ delay: 10, budget: partial })).toThrow(
+      expect.objectContaining({ name: "OptionError", option: "hedge: budget" }),
     );
   });
 });

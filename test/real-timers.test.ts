@@ -1,5 +1,6 @@
 // The only tests that run on real timers: brief, with generous bounds, to show the system clock is wired right.
 
+import { spawnSync } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { backoff, jitter, retry, systemClock, TimeoutError, unrefClock } from "robustly";
 import { describe, expect, it } from "vitest";
@@ -56,14 +57,37 @@ describe("on the real clock", () => {
     expect(order).toEqual(["retry"]);
   });
 
+  it("a zero delay with unref: true retries at once, not at the next event of another kind (an unrelated interval's)", () => {
+    // In a process of its own, whose event loop nothing else wakes: a one-second interval keeps it alive,
+    // and the call starts from a timer's callback, after which Node.js waits for I/O.
+    const script = `
+      import { backoff, retry } from ${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)};
+      const keepAlive = setInterval(() => {}, 1000);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const started = performance.now();
+      let n = 0;
+      const fails = () => (++n < 2 ? Promise.reject(new Error("once")) : "ok");
+      await retry(fails, { unref: true, backoff: backoff.none(), maxElapsed: 60_000 });
+      console.log(Math.round(performance.now() - started));
+      clearInterval(keepAlive);
+    `;
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    expect(run.stderr).toBe("");
+    // About a millisecond; a stalled retry took the interval's second.
+    expect(Number(run.stdout.trim())).toBeLessThan(500);
+  });
+
   it("a zero-delay timer of either real clock fires once, and not at all once cancelled", async () => {
     for (const clock of [systemClock, unrefClock]) {
       const fired: string[] = [];
       clock.setTimer(0, () => fired.push("kept"));
       const cancel = clock.setTimer(0, () => fired.push("cancelled"));
       cancel();
-      // Immediates run in the order they were set: this one runs after both.
-      await new Promise((resolve) => setImmediate(resolve));
+      // The system clock's runs at the next turn, the unref'd clock's after setTimeout(0)'s millisecond.
+      await new Promise((resolve) => setTimeout(resolve, 20));
       expect(fired).toEqual(["kept"]);
     }
   });

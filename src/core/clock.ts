@@ -75,10 +75,12 @@ export function atNextTurn(callback: () => void): boolean {
 function realTimer(ms: number, callback: () => void, unref: boolean): CancelTimer {
   // A zero delay (a backoff of 0, a retry at once) goes on at the next turn of the event loop, not after
   // `setTimeout(0)`'s minimum of about a millisecond; still a macrotask, so that a retry loop that never
-  // waits lets I/O and timers (an abort, a timeout) run between its attempts.
-  if (!(ms > 0) && immediate !== undefined) {
+  // waits lets I/O and timers (an abort, a timeout) run between its attempts. Not when unref'd: Node.js
+  // waits for I/O without a look at an unref'd immediate, which then runs only at the next event of
+  // another kind (a second later, behind an unrelated one-second interval); an unref'd timer it does not
+  // wait past.
+  if (!(ms > 0) && immediate !== undefined && !unref) {
     const handle = immediate.set(callback);
-    if (unref) handle.unref?.();
     return () => immediate.clear(handle);
   }
   let left = Math.max(ms, 0);

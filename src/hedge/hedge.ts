@@ -9,6 +9,7 @@
  */
 
 import type { RetryBudget } from "../budget/retry-budget.js";
+import { isBudgetLike } from "../core/budget-like.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError, unwrapPermanent } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
@@ -108,7 +109,7 @@ export function resolveHedge(options: HedgeOptions, where = "hedge"): ResolvedHe
   knownKeys(where, options, where === "hedge" ? KNOWN : KNOWN.filter((k) => !STEP_OWNED.includes(k)));
   const { delay, tracker } = resolveDelay(options.delay);
   const budget = options.budget;
-  if (budget !== undefined && (typeof budget !== "object" || typeof budget?.tryRetry !== "function")) {
+  if (budget !== undefined && !isBudgetLike(budget)) {
     throw new OptionError("hedge: budget", budget, "a retry budget (from retryBudget())");
   }
   const signal = options.signal;

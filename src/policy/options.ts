@@ -8,6 +8,7 @@ import type { Backoff, BackoffLike } from "../backoff/types.js";
 import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
 import type { ChaosStep } from "../chaos/chaos.js";
+import { isBudgetLike } from "../core/budget-like.js";
 import { type Clock, systemClock, unrefClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { warnOnce } from "../core/events.js";
@@ -477,8 +478,10 @@ function resolve<T>(
   let onCallbackError: unknown;
   let budget: unknown;
   if (options !== undefined) {
+    // A plain object's options are its own enumerable properties, as `{ ...options }` reads them; any other
+    // object's (a class instance's, one made by `Object.create`) are read by name (see `plainCopy`).
     const o: Record<string, unknown> =
-      options !== null && (options as object).constructor === Object
+      options !== null && Object.getPrototypeOf(options) === Object.prototype
         ? (options as Record<string, unknown>)
         : plainCopy(options, known);
     for (const key in o) {
@@ -602,10 +605,7 @@ function resolve<T>(
     checkFunction("onRetry", onRetry);
     checkFunction("onGiveUp", onGiveUp);
     checkFunction("onCallbackError", onCallbackError);
-    if (
-      budget !== undefined &&
-      (typeof budget !== "object" || typeof (budget as RetryBudget | null)?.tryRetry !== "function")
-    ) {
+    if (budget !== undefined && !isBudgetLike(budget)) {
       throw new OptionError("budget", budget, "a retry budget (from retryBudget())");
     }
     let policies = plainPolicy < 0 ? undefined : PLAIN_POLICIES[plainPolicy];
@@ -626,7 +626,11 @@ function resolve<T>(
       else {
         if (!Array.isArray(rules))
           throw new OptionError("rules", rules, "an array of { when, …policy } rules");
-        policies = [...(rules as RetryRule[]).map((rule, i) => resolveRule(rule, i, top)), top];
+        // Every index, holes too: a hole is a rule left out by mistake, and fails as one.
+        const list: ResolvedPolicy[] = [];
+        for (let i = 0; i < rules.length; i++) list.push(resolveRule(rules[i] as RetryRule, i, top));
+        list.push(top);
+        policies = list;
       }
       if (plainPolicy >= 0) PLAIN_POLICIES[plainPolicy] = policies;
     }

@@ -258,6 +258,12 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
  */
 export function attempts<T = unknown>(options?: AttemptsOptions<T>): AsyncIterableIterator<Attempt<T>> {
   knownKeys("attempts", options, ATTEMPTS_KEYS);
-  resolveOptions(options);
-  return new AttemptLoop((options ?? {}) as AttemptsOptions) as AsyncIterableIterator<Attempt<T>>;
+  // Each option read once, here: the loop runs on the values checked (a getter is not asked again).
+  const given: Record<string, unknown> = {};
+  for (const key of ATTEMPTS_KEYS) {
+    const value = (options as Record<string, unknown> | undefined)?.[key];
+    if (value !== undefined) given[key] = value;
+  }
+  resolveOptions(given);
+  return new AttemptLoop(given as AttemptsOptions) as AsyncIterableIterator<Attempt<T>>;
 }

@@ -1,0 +1,15 @@
+/**
+ * Whether `value` can serve as a retry budget where a call draws on one: an object with the four methods a
+ * call uses (`request`, `tryRetry`, `success`, `failure`), as `retryBudget()` makes it. Checked when the
+ * options are, so that one lacking a method fails there, naming the option, not inside a call.
+ */
+export function isBudgetLike(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const budget = value as Record<string, unknown>;
+  return (
+    typeof budget.request === "function" &&
+    typeof budget.tryRetry === "function" &&
+    typeof budget.success === "function" &&
+    typeof budget.failure === "function"
+  );
+}
