@@ -444,11 +444,13 @@ function unknownKey(o: object, key: string, known: readonly string[]): void {
 
 /**
  * Checks a retry step's options (`known`: STEP_KEYS) or the short form's (OPTION_KEYS) and fills in the
- * defaults. Throws an `OptionError` naming the first bad one: an unknown key before any value, then the
- * values in a fixed order.
+ * defaults. Throws an `OptionError` naming the first bad one: an unknown key before any value (a getter
+ * that throws aside), then the values in a fixed order. `Form`: the short form's `ShortForm`, which takes
+ * its own options but `signal` and `timeout`; none for a retry step, to which they are unknown keys.
  *
  * One pass over the keys given, each read once, then only those looked at: options written inline cost a
- * few keys' work at each call, so that no cache of resolved options is needed.
+ * few keys' work at each call, and nothing a caller passed is kept (the shared resolutions of options
+ * that set no more than `maxRetries` hold nothing of theirs).
  */
 function resolve<T>(
   options: RetryOptions<T> | undefined,
