@@ -423,12 +423,17 @@ function stepOption(option: "hedge" | "chaos", value: unknown): Step | undefined
 }
 
 /**
- * The options of an object that is no plain object (a class instance, whose options may be accessors on
- * its prototype), read by name, each once, into a plain one; its own keys must be known ones.
+ * The `known` options of `options` (a class instance's may be accessors on its prototype), read by name,
+ * each once, into a plain object; its own keys must be known ones (`where` names it in the error).
  */
-function plainCopy(options: unknown, known: readonly string[]): Record<string, unknown> {
-  knownKeys("options", options, known);
+export function plainCopy(
+  options: unknown,
+  known: readonly string[],
+  where = "options",
+): Record<string, unknown> {
+  knownKeys(where, options, known);
   const copy: Record<string, unknown> = {};
+  if (options === undefined) return copy;
   for (let i = 0; i < known.length; i++) {
     const key = known[i] as string;
     const value = (options as Record<string, unknown>)[key];

@@ -18,10 +18,10 @@
  */
 import { watchAbort } from "../core/abort.js";
 import { keysOf } from "../core/schema.js";
-import { knownKeys } from "../core/validate.js";
 import { RETRY_CHECKS } from "../policy/checks.js";
 import {
   type AttemptContext,
+  plainCopy,
   type RetryEvent,
   type RetryOptions,
   resolveOptions,
@@ -257,13 +257,8 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
  * }
  */
 export function attempts<T = unknown>(options?: AttemptsOptions<T>): AsyncIterableIterator<Attempt<T>> {
-  knownKeys("attempts", options, ATTEMPTS_KEYS);
   // Each option read once, here: the loop runs on the values checked (a getter is not asked again).
-  const given: Record<string, unknown> = {};
-  for (const key of ATTEMPTS_KEYS) {
-    const value = (options as Record<string, unknown> | undefined)?.[key];
-    if (value !== undefined) given[key] = value;
-  }
+  const given = plainCopy(options, ATTEMPTS_KEYS, "attempts");
   resolveOptions(given);
   return new AttemptLoop(given as AttemptsOptions) as AsyncIterableIterator<Attempt<T>>;
 }

@@ -36,10 +36,9 @@ interface Resolution<T> {
 
 /** What a call on `resolved` runs. */
 function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
-  const ms = resolved.timeout;
   return {
     options: resolved,
-    limit: ms === Number.POSITIVE_INFINITY ? undefined : limitOf(ms),
+    limit: timeLimit(resolved.timeout),
     inner: innerOf(resolved),
   };
 }
@@ -47,7 +46,9 @@ function build<T>(resolved: ResolvedOptions<T>): Resolution<T> {
 /** The last time limit made: calls one after another with the same timeout share it (it holds only `ms`). */
 let lastLimit: TimeLimit = { ms: 0 };
 
-function limitOf(ms: number): TimeLimit {
+/** The per-attempt time limit of a `timeout` in ms (Infinity: none). */
+function timeLimit(ms: number): TimeLimit | undefined {
+  if (ms === Number.POSITIVE_INFINITY) return undefined;
   if (lastLimit.ms !== ms) lastLimit = { ms };
   return lastLimit;
 }
@@ -117,7 +118,6 @@ export function retry<T>(
     const read = resolveShortForm(options);
     // Options of the retry step, a signal and a timeout (most): nothing more to check or build.
     if (read.others === undefined) {
-      const ms = read.timeout;
       return new RetryCall(
         read.retry,
         undefined,
@@ -126,7 +126,7 @@ export function retry<T>(
         systemRandom,
         undefined,
         read.signal,
-        ms === Number.POSITIVE_INFINITY ? undefined : limitOf(ms),
+        timeLimit(read.timeout),
       ).run();
     }
     return run(build(withShortForm(read)), operation);
