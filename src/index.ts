@@ -46,6 +46,15 @@ export {
 } from "./breaker/circuit-breaker.js";
 export { BreakerStep, type BreakerStepOptions } from "./breaker/step.js";
 export {
+  DEFAULT_BUDGET_MIN_PER_SECOND,
+  DEFAULT_BUDGET_RATIO,
+  DEFAULT_BUDGET_WINDOW,
+  type DefaultBudget,
+  type DefaultBudgetEvents,
+  type DefaultBudgetState,
+  defaultBudget,
+} from "./budget/default.js";
+export {
   type BudgetEvents,
   type BudgetState,
   type RatioBudgetOptions,

@@ -48,10 +48,16 @@ const descriptions = (modules: readonly string[]) =>
   modules.filter((path) => path.endsWith("/schema.ts") && path !== "core/schema.ts");
 
 describe("an app's bundle holds the features it imports, and no option descriptions", () => {
-  it("retry alone: no hedging, fault injection, bulkhead, fallback, budget, responsive backoff, fetch, config, store or breaker", async () => {
+  it("retry alone: its default budget, and no hedging, fault injection, bulkhead, fallback, retryBudget, responsive backoff, fetch, config, store or breaker", async () => {
     const modules = await modulesOf(`import { retry } from "robustly"; retry(async () => 1);`);
     expect(modules).toContain("retry/retry.ts");
-    expect(modules.filter((path) => FEATURES.some((feature) => path.startsWith(feature)))).toEqual([]);
+    // The default budget is on in every call: its small module comes along, and no other of budget/.
+    expect(modules).toContain("budget/default.ts");
+    expect(
+      modules.filter(
+        (path) => path !== "budget/default.ts" && FEATURES.some((feature) => path.startsWith(feature)),
+      ),
+    ).toEqual([]);
     expect(descriptions(modules)).toEqual([]);
   });
 

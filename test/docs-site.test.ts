@@ -174,7 +174,13 @@ describe("the docs site", () => {
     expect(first.recovered).toMatch(/^yes/);
     expect(first.amplification).toBeGreaterThan(1);
 
-    // Fixed retries every 100 ms, for ever: a flat schedule, and a server that never recovers.
+    // Fixed retries every 100 ms, for ever, without the default budget: a flat schedule, and a server that
+    // never recovers.
+    await p.evaluate(`(() => {
+      const box = document.querySelector('[name="budget"]');
+      box.checked = false;
+      box.dispatchEvent(new Event("change"));
+    })()`);
     await set("backoff", "constant");
     await set("jitter", "none");
     await set("maxRetries", "-1");
@@ -188,6 +194,16 @@ describe("the docs site", () => {
     expect(new Set(fixed.bars).size).toBe(1);
     expect(fixed.rows.length).toBeGreaterThan(INITIAL.maxRetries);
     expect(fixed.amplification).toBeGreaterThan(first.amplification * 5);
+
+    // The default budget on again: the same policy's retries are cut, and the server recovers.
+    await p.evaluate(`(() => {
+      const box = document.querySelector('[name="budget"]');
+      box.checked = true;
+      box.dispatchEvent(new Event("change"));
+    })()`);
+    await p.waitFor(
+      `document.querySelector("[data-recovered]")?.textContent.startsWith("yes") && !document.querySelector("[data-simulating]")`,
+    );
 
     // A cap below the base: the OptionError robustly throws, in place of the delays.
     await set("backoff", "exponential");

@@ -35,6 +35,20 @@ describe("the policy explorer", () => {
     expect(checked.ok && checked.rows.length).toBeGreaterThan(INITIAL.maxRetries);
   });
 
+  it("shows the default budget's work: retrying every 100 ms for ever keeps the server down without it, not with it", () => {
+    const fixed: Choice = { ...INITIAL, backoff: "constant", jitter: "none", maxRetries: -1 };
+    const run = (choice: Choice) => {
+      const checked = schedule(choice);
+      if (!checked.ok) throw new Error(checked.error);
+      return simulateOutage(checked.options, 1);
+    };
+    const without = run({ ...fixed, budget: false });
+    const within = run(fixed);
+    expect(without.recovered).toBe(false);
+    expect(within.recovered).toBe(true);
+    expect(within.amplification).toBeLessThan(without.amplification / 5);
+  }, 30_000);
+
   it("answers a choice the options refuse with robustly's OptionError", () => {
     const checked = schedule({ ...INITIAL, backoff: "exponential", base: 1_000, max: 10 });
     expect(checked).toEqual({ ok: false, error: expect.stringMatching(/^backoff\.max must be/) });

@@ -127,6 +127,13 @@ function listen(p: Pipeline, record: Record): void {
   }
 }
 
+/**
+ * A default budget belongs to a target: `retry`'s calls share the process's, each pipeline has its own. The
+ * runs compared here make hundreds of failing calls on one frozen or fake clock, so they run without it
+ * (test/default-budget.test.ts checks the budget).
+ */
+const COMPARED_WITHOUT_BUDGET = { budget: false } as const;
+
 const settings = fc.record({
   plan: fc.array(outcome, { minLength: 1, maxLength: 5 }),
   maxRetries: fc.integer({ min: 0, max: 3 }),
@@ -183,6 +190,7 @@ describe("the first attempt made without the retry loop", () => {
         const run = async (how: "retry" | "pipeline" | "full pipeline") => {
           const record: Record = { contexts: [], heard: [] };
           const options: RetryOptions<number> = {
+            ...COMPARED_WITHOUT_BUDGET,
             maxRetries,
             backoff: backoff.none(),
             onError: (error, retries) => record.heard.push([(error as Error).message, retries]),
@@ -599,6 +607,7 @@ describe("the first attempt made without the pipeline, on the real clock driven 
               const signals: AbortSignal[] = [];
               let stale: ((error?: unknown) => void) | undefined;
               const options: RetryOptions<number> = {
+                ...COMPARED_WITHOUT_BUDGET,
                 maxRetries,
                 backoff: backoff.constant({ base: 3 }),
                 jitter: jitter.none(),
@@ -710,6 +719,7 @@ describe("the first attempt made without the pipeline, with the caller's signal"
               const controller = new AbortController();
               const reason = new Error("caller left");
               const options: RetryOptions<number> = {
+                ...COMPARED_WITHOUT_BUDGET,
                 maxRetries,
                 backoff: backoff.constant({ base: 3 }),
                 jitter: jitter.none(),

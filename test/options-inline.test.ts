@@ -142,6 +142,13 @@ describe("options written inline", () => {
   });
 });
 
+/**
+ * The default retry budget is shared by every `retry` call of the process (per clock), and the properties
+ * below retry thousands of calls within seconds: they run without it, each call on its own (the budget has
+ * test/default-budget.test.ts).
+ */
+const ALONE = { budget: false } as const;
+
 describe("options holding functions and objects", () => {
   it("each call hears its own callbacks, whichever came before (shared ones or new ones each call)", async () => {
     await fc.assert(
@@ -168,7 +175,9 @@ describe("options holding functions and objects", () => {
               if (attempts === 1) throw new Error("once");
               return attempts;
             };
-            await expect(retry(op, { maxRetries, backoff: backoff.none(), onRetry })).resolves.toBe(2);
+            await expect(retry(op, { ...ALONE, maxRetries, backoff: backoff.none(), onRetry })).resolves.toBe(
+              2,
+            );
             expect(heard.pop()).toBe(callback >= 0 ? `shared ${callback}` : `own ${i}`);
           }
           expect(heard).toEqual([]);
@@ -182,6 +191,7 @@ describe("options holding functions and objects", () => {
     const heard: string[] = [];
     const options = (i: number, signal: AbortSignal) =>
       ({
+        ...ALONE,
         maxRetries: 1,
         backoff: backoff.none(),
         signal,
@@ -253,6 +263,7 @@ describe("options holding functions and objects", () => {
             // -1: a new one for this call; 0 or 1: one of two shared by every call that picks it.
             const ownBackoff = backoff.constant({ base: 30 + i });
             const options: RetryOptions<number> = {
+              ...ALONE,
               maxRetries: 1,
               backoff: pick.backoff < 0 ? ownBackoff : (backoffs[pick.backoff] as typeof ownBackoff),
               jitter: jitter.none(),
@@ -388,6 +399,7 @@ describe("options holding functions and objects", () => {
     const heard: string[] = [];
     const options = (i: number, judged: boolean) =>
       ({
+        ...ALONE,
         timeout: 50,
         maxRetries: 2,
         backoff: backoff.constant({ base: 10 + i }),

@@ -202,7 +202,7 @@ describe("simulate", () => {
       'scenario must be one of outage, contention, amplification, throttled-store, metastable, fleet; got "storm"',
     );
     expect(() => simulate({ strategies: ["fixed", "yolo"] })).toThrow(
-      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-budget, robustly-breaker, robustly-retry-breaker; got "yolo"',
+      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-no-budget, robustly-budget, robustly-breaker, robustly-retry-breaker; got "yolo"',
     );
     expect(() => simulate({ clients: [0] })).toThrow(OptionError);
     expect(() => simulate({ outage: { start: 290_000, length: 20_000 } })).toThrow("outage must be a window");
@@ -310,7 +310,8 @@ describe("recoverySignals", () => {
 
 describe("robustly's defaults on the outage (docs/defaults.md, small: 80 s, three seeds)", () => {
   const small = { duration: 80_000, outage: { start: 20_000, length: 30_000 } } as const;
-  const strategies = ["robustly", "robustly-budget", "p-retry", "async-retry", "exponential-backoff"];
+  const peers = ["p-retry", "async-retry", "exponential-backoff", "cockatiel"];
+  const strategies = ["robustly", "robustly-no-budget", ...peers];
   const seeds = [1, 2, 3].map((seed) => {
     const { runs } = simulate({ ...small, strategies, seed });
     return Object.fromEntries(runs.map((r) => [r.strategy, r]));
@@ -318,24 +319,43 @@ describe("robustly's defaults on the outage (docs/defaults.md, small: 80 s, thre
   // Attempts per second over the last 5 s of the pause.
   const sent = (r: RunResult | undefined) =>
     (r?.series.slice(45, 50).reduce((a, s) => a + s.offered, 0) ?? Number.NaN) / 5;
+  const mean = (name: string, value: (r: RunResult) => number | null) =>
+    seeds.reduce((sum, by) => sum + (value(by[name] as RunResult) ?? Number.NaN), 0) / seeds.length;
 
-  it("its calls give up within the pause and start again, so it sends more than p-retry and async-retry, and peaks higher", () => {
+  it("without the default budget, its calls give up within the pause and start again, so it sends more than p-retry and async-retry, and peaks higher", () => {
     for (const by of seeds) {
       for (const peer of ["p-retry", "async-retry"]) {
-        expect(sent(by.robustly)).toBeGreaterThan(1.4 * sent(by[peer]));
-        expect(by.robustly?.peakConcurrency).toBeGreaterThan(by[peer]?.peakConcurrency ?? Number.NaN);
+        expect(sent(by["robustly-no-budget"])).toBeGreaterThan(1.4 * sent(by[peer]));
+        expect(by["robustly-no-budget"]?.peakConcurrency).toBeGreaterThan(
+          by[peer]?.peakConcurrency ?? Number.NaN,
+        );
       }
     }
   });
 
-  it("a shared budget brings the requests in flight back sooner than robustly's default, and within 100 ms of every peer's, on average", () => {
-    const inFlight = (name: string) => seeds.map((by) => by[name]?.inFlightRecoveryTime ?? Number.NaN);
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const budget = mean(inFlight("robustly-budget"));
-    expect(budget).toBeLessThan(mean(inFlight("robustly")));
-    for (const peer of ["p-retry", "async-retry", "exponential-backoff"]) {
-      expect(budget).toBeLessThanOrEqual(mean(inFlight(peer)) + 100);
+  it("with it, as it ships, its retries are cut: it sends less, peaks lower, and brings the requests in flight back sooner than without it, and with the peers, on average", () => {
+    for (const by of seeds) {
+      expect(sent(by.robustly)).toBeLessThan(0.6 * sent(by["robustly-no-budget"]));
+      expect(by.robustly?.peakConcurrency).toBeLessThan(
+        by["robustly-no-budget"]?.peakConcurrency ?? Number.NaN,
+      );
     }
+    const inFlight = (r: RunResult) => r.inFlightRecoveryTime;
+    expect(mean("robustly", inFlight)).toBeLessThan(mean("robustly-no-budget", inFlight));
+    // At full size (docs/defaults.md) sooner than every peer's; on this short run within 100 ms of them.
+    for (const peer of peers)
+      expect(mean("robustly", inFlight)).toBeLessThanOrEqual(mean(peer, inFlight) + 100);
+    // Without the outage nothing changes: every request that ended was served, one attempt each (those
+    // still in flight when the run stops are no success yet), as without the budget.
+    const [calm, calmWithout] = simulate({
+      ...small,
+      outage: null,
+      strategies: ["robustly", "robustly-no-budget"],
+      seed: 1,
+    }).runs as [RunResult, RunResult];
+    expect(Math.round(calm.successRate * calm.logicalRequests) + calm.unfinished).toBe(calm.logicalRequests);
+    expect(calm.amplification).toBe(1);
+    expect(calm.successRate).toBe(calmWithout.successRate);
   });
 });
 

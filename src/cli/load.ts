@@ -12,7 +12,7 @@ import { OptionError, TimeoutError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
 import type { RetryOptions, RetryPolicy } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
-import { OUTAGE_STRATEGIES } from "../sim/strategies.js";
+import { budgetOption, OUTAGE_STRATEGIES } from "../sim/strategies.js";
 import { duration, integer, oneOf, UsageError } from "./args.js";
 import { commandProgress } from "./progress.js";
 import { isLoopback } from "./serve.js";
@@ -135,14 +135,19 @@ export function loopbackUrl(text: string): URL | undefined {
   return isLoopback(url.hostname) ? url : undefined;
 }
 
-function policyFor(name: string): RetryPolicy | undefined {
-  return OUTAGE_STRATEGIES.find((s) => s.name === name)?.policy;
+/**
+ * A named strategy's policy: the `robustly` row's draws on the default budget as `retry` does, the others
+ * (the clients of the experiments and the peers' defaults) run without one, as those clients do.
+ */
+function policyFor(name: string): (RetryPolicy & { budget?: false }) | undefined {
+  const strategy = OUTAGE_STRATEGIES.find((s) => s.name === name);
+  return strategy === undefined ? undefined : { ...budgetOption(strategy), ...strategy.policy };
 }
 
 interface Resolved {
   url: string;
   clients: number;
-  policy: RetryPolicy;
+  policy: RetryPolicy & { budget?: false };
   think: number;
   timeout: number;
   random: Random;

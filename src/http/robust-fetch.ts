@@ -9,6 +9,7 @@
  * collected, and `AbortSignal.any` on Node 20 leaks with a long-lived source (nodejs/node#55351). The loop's
  * one listener on the caller's signal is removed when the call settles.
  */
+import { type DefaultBudget, DefaultBudgets } from "../budget/default.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError, RetryableResultError, TimeoutError } from "../core/errors.js";
 import { read } from "../core/schema.js";
@@ -302,6 +303,34 @@ function withDeadline(
   };
 }
 
+/** The most origins whose default budgets are kept: past it, the least recently used one is let go. */
+export const MAX_ORIGINS = 1000;
+/** Each origin's default budgets (one per clock), the least recently used first. */
+const originBudgets = new Map<string, DefaultBudgets>();
+
+/**
+ * The default budget of the origin (scheme, host and port) `input` goes to, on `clock`. A URL that does not
+ * parse (a relative one outside a page) counts under one shared key.
+ */
+function originBudget(input: RequestInfo | URL, clock: Clock): DefaultBudget {
+  const origin = originOf(input);
+  let budgets = originBudgets.get(origin);
+  if (budgets === undefined) budgets = new DefaultBudgets();
+  else originBudgets.delete(origin);
+  originBudgets.set(origin, budgets);
+  if (originBudgets.size > MAX_ORIGINS) originBudgets.delete(originBudgets.keys().next().value as string);
+  return budgets.of(clock);
+}
+
+function originOf(input: RequestInfo | URL): string {
+  try {
+    const url = input instanceof URL ? input.href : typeof input === "string" ? input : input.url;
+    return new URL(url, (globalThis as { location?: { href?: string } }).location?.href).origin;
+  } catch {
+    return "";
+  }
+}
+
 async function fetchWithRetry(
   fetchImpl: FetchLike,
   input: RequestInfo | URL,
@@ -321,10 +350,12 @@ async function fetchWithRetry(
   const base = prepared.retryOptions;
   const caller = callerSignal(init?.signal !== undefined ? init.signal : request?.signal, base.signal);
   const { signal, release } = withDeadline(caller, prepared.totalTimeout, base.clock ?? systemClock);
+  // Options that name no budget (nor false) draw on the origin's default one.
+  const budget = base.budget ?? originBudget(input, base.clock ?? systemClock);
   const options: RetryOptions<Response> = retryable
-    ? { ...base, signal }
+    ? { ...base, signal, budget }
     : // One attempt (still timed, still counted by a budget or breaker); its outcome is final.
-      { ...base, signal, maxRetries: 0, rules: undefined };
+      { ...base, signal, budget, maxRetries: 0, rules: undefined };
   try {
     const response = await retry(async (attempt) => {
       const attemptSignal = attempt.signal;

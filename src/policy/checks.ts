@@ -50,7 +50,7 @@ export const STEP_CHECKS = {
   onRetry: fn,
   onGiveUp: fn,
   onCallbackError: fn,
-  budget: other("a retry budget (from retryBudget())"),
+  budget: other("a retry budget (from retryBudget()), or false for none"),
 } as const satisfies Record<string, Check>;
 
 /** `steps.retry(options)`. */

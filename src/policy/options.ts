@@ -6,9 +6,10 @@ import { toBackoff } from "../backoff/common.js";
 import { exponential } from "../backoff/exponential.js";
 import type { Backoff, BackoffLike } from "../backoff/types.js";
 import type { CircuitBreaker } from "../breaker/circuit-breaker.js";
+import type { DefaultBudget } from "../budget/default.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
 import type { ChaosStep } from "../chaos/chaos.js";
-import { isBudgetLike } from "../core/budget-like.js";
+import { type BudgetLike, isBudgetLike } from "../core/budget-like.js";
 import { type Clock, systemClock, unrefClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { warnOnce } from "../core/events.js";
@@ -157,10 +158,14 @@ export interface RetryStepOptions<T = unknown> extends RetryPolicy {
   onCallbackError?: (error: unknown, callback: string) => void;
   /**
    * A retry budget shared by many calls (`retryBudget()`): each retry must be granted by it, and a retry it
-   * refuses ends the call with the last error. Given to a hedge step inside too, it is charged once per
-   * extra attempt, and hears of each execution once.
+   * refuses ends the call with the last error (give-up reason `"budget"`). Given to a hedge step inside
+   * too, it is charged once per extra attempt, and hears of each execution once.
+   *
+   * Default: the target's default budget (retries at most 20 % of the calls of the last 10 s, plus 10 a
+   * second), one per `wrap`ped function, retry step, `robustFetch` origin, and one for the process's
+   * `retry` calls, per clock. `false`: no budget.
    */
-  budget?: RetryBudget;
+  budget?: RetryBudget | DefaultBudget | false;
 }
 
 /**
@@ -227,7 +232,10 @@ export interface ResolvedRetry<T> {
   readonly onCallbackError: (error: unknown, callback: string) => void;
   /** The distinct backoffs of the policies that want to hear of a success (`Backoff.success`). */
   readonly successHooks: readonly Backoff[];
-  readonly budget: RetryBudget | undefined;
+  /** The budget the options name; undefined for none, or for the target's default. */
+  readonly budget: BudgetLike | undefined;
+  /** Whether retries draw on the target's default budget: the options name no budget, nor `false`. */
+  readonly defaultBudget: boolean;
   /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
   readonly maxRetries: number;
   /** Whether a policy has a `maxElapsed`: a decision then depends on when the call began. */
@@ -612,8 +620,8 @@ function resolve<T>(
     checkFunction("onRetry", onRetry);
     checkFunction("onGiveUp", onGiveUp);
     checkFunction("onCallbackError", onCallbackError);
-    if (budget !== undefined && !isBudgetLike(budget)) {
-      throw new OptionError("budget", budget, "a retry budget (from retryBudget())");
+    if (budget !== undefined && budget !== false && !isBudgetLike(budget)) {
+      throw new OptionError("budget", budget, "a retry budget (from retryBudget()), or false for none");
     }
     let policies = plainPolicy < 0 ? undefined : PLAIN_POLICIES[plainPolicy];
     if (policies === undefined) {
@@ -657,7 +665,8 @@ function resolve<T>(
       if ((policies[i] as ResolvedPolicy).maxElapsed !== Number.POSITIVE_INFINITY) timeBound = true;
     retry = {
       successHooks,
-      budget: budget as RetryBudget | undefined,
+      budget: budget === false ? undefined : (budget as BudgetLike | undefined),
+      defaultBudget: budget === undefined,
       policies,
       retryOnResult: retryOnResult as ResolvedRetry<T>["retryOnResult"],
       shouldConsumeRetry: shouldConsumeRetry as ResolvedRetry<T>["shouldConsumeRetry"],
@@ -670,7 +679,7 @@ function resolve<T>(
       onCallbackError: (onCallbackError as ResolvedRetry<T>["onCallbackError"] | undefined) ?? warnOnce,
       maxRetries: top.maxRetries,
       timeBound,
-      plainPolicy: successHooks.length === 0 && budget === undefined && !firstDelayed,
+      plainPolicy: successHooks.length === 0 && (budget === undefined || budget === false) && !firstDelayed,
     };
     if (plain >= 0) PLAIN_RETRIES[plain] = retry as ResolvedRetry<unknown>;
   }

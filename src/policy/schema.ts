@@ -134,7 +134,8 @@ const STEP_FIELDS = {
   },
   budget: {
     ...STEP_CHECKS.budget,
-    doc: "A shared retry budget: a retry it refuses ends the call with the last error.",
+    default: "the target's default budget",
+    doc: "A shared retry budget: a retry it refuses ends the call with the last error. Default: the target's own (each wrapped function, retry step and robustFetch origin, and one for the process's retry calls, per clock): retries at most 20% of the calls of the last 10 s, plus 10 a second. false: none.",
   },
 } as const satisfies Record<string, Field>;
 

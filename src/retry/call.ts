@@ -13,6 +13,7 @@
  */
 
 import { BrokenCircuitError } from "../breaker/errors.js";
+import { type DefaultBudget, type DefaultBudgets, processBudgets } from "../budget/default.js";
 import { type AbortWatcher, unwatch, watch } from "../core/abort.js";
 import { addCallSite, type CallSite, callSite } from "../core/call-site.js";
 import {
@@ -160,6 +161,8 @@ export class RetryCall<T> implements AbortWatcher {
   #idle = 0;
   /** Retries `shouldConsumeRetry` made free. */
   #free = 0;
+  /** The target's default budget on this call's clock, when the options name no budget (nor `false`). */
+  readonly #defaultBudget: DefaultBudget | undefined;
 
   constructor(
     options: ResolvedRetry<T>,
@@ -170,6 +173,7 @@ export class RetryCall<T> implements AbortWatcher {
     outer: Scope | undefined,
     signal: AbortSignal | undefined,
     limit: TimeLimit | undefined,
+    budgets: DefaultBudgets = processBudgets,
   ) {
     this.options = options;
     this.#events = events;
@@ -180,6 +184,7 @@ export class RetryCall<T> implements AbortWatcher {
     this.#callerSignal = signal;
     this.limit = limit;
     this.queue = limit !== undefined && limit.ms > 0 ? deadlinesOf(clock) : undefined;
+    this.#defaultBudget = options.defaultBudget ? budgets.of(clock) : undefined;
   }
 
   /**
@@ -252,6 +257,8 @@ export class RetryCall<T> implements AbortWatcher {
       this.#startedAt = sharedStart();
       this.real = startWasReal;
     } else this.#startedAt = clock.now();
+    // The default budget counts the call as traffic, at the time it began on the budget's clock.
+    this.#defaultBudget?.request(this.#startedAt);
   }
 
   /** Whether the first attempt needs nothing of the loop but a context and its outcome. */
@@ -603,7 +610,8 @@ export class RetryCall<T> implements AbortWatcher {
       this.#giveUp(error, decision, attemptNumber, elapsed);
       return;
     }
-    if (options.budget !== undefined && !options.budget.tryRetry()) {
+    const budget = options.budget ?? this.#defaultBudget;
+    if (budget !== undefined && !budget.tryRetry()) {
       this.#giveUp(error, "budget", attemptNumber, elapsed);
       return;
     }

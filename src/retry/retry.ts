@@ -4,6 +4,7 @@
  * name, in a fixed order (breaker → hedge → chaos → operation), each made by its feature's own import.
  */
 
+import { DefaultBudgets, processBudgets } from "../budget/default.js";
 import { systemClock } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { systemRandom } from "../core/random.js";
@@ -91,12 +92,25 @@ function through<T>(
   return step.execute((inner) => through(steps, index + 1, operation, inner), context);
 }
 
-/** Runs one call of `operation` on a resolution, watching the caller's signal its options hold. */
-function run<T>(resolution: Resolution<T>, operation: Next<T>): Promise<T> {
+/**
+ * Runs one call of `operation` on a resolution, watching the caller's signal its options hold, drawing on
+ * the default budgets of its target (`budgets`) when the options name no budget.
+ */
+function run<T>(resolution: Resolution<T>, operation: Next<T>, budgets = processBudgets): Promise<T> {
   const { retry, clock, random, signal } = resolution.options;
   const inner = resolution.inner;
   const next: Next<T> = inner === undefined ? operation : (context) => through(inner, 0, operation, context);
-  return new RetryCall(retry, undefined, next, clock, random, undefined, signal, resolution.limit).run();
+  return new RetryCall(
+    retry,
+    undefined,
+    next,
+    clock,
+    random,
+    undefined,
+    signal,
+    resolution.limit,
+    budgets,
+  ).run();
 }
 
 /**
@@ -150,16 +164,18 @@ export function wrap<A extends unknown[], T, This = unknown>(
 ): (this: This, ...args: A) => Promise<T> {
   checkOperation(operation);
   const resolution = build(resolveOptions(options));
+  // The wrapped function is a target of its own: its calls share a default budget (per clock).
+  const budgets = new DefaultBudgets();
   // Called bare without arguments (the common case), a call allocates neither an argument list nor a
   // closure.
   const bare = operation as unknown as (context: AttemptContext) => T | PromiseLike<T>;
   const direct = (context: AttemptContext) => bare(context);
   return function wrapped(this: This): Promise<T> {
     // biome-ignore lint/complexity/noArguments: reading `arguments` (not a rest list) keeps the no-argument call free of allocations
-    if (arguments.length === 0 && this === undefined) return run(resolution, direct);
+    if (arguments.length === 0 && this === undefined) return run(resolution, direct, budgets);
     // biome-ignore lint/complexity/noArguments: as above
     const args = Array.prototype.slice.call(arguments) as A;
-    return run(resolution, (context: AttemptContext) => operation.call(this, context, ...args));
+    return run(resolution, (context: AttemptContext) => operation.call(this, context, ...args), budgets);
   } as (this: This, ...args: A) => Promise<T>;
 }
 

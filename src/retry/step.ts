@@ -3,6 +3,7 @@
  * attempts. It runs the loop `retry(op, options)` runs (./call.ts), in the pipeline's scope, and tells its
  * listeners what the loop tells the options' callbacks.
  */
+import { DefaultBudgets } from "../budget/default.js";
 import { systemClock } from "../core/clock.js";
 import { type Disposable, Events } from "../core/events.js";
 import { systemRandom } from "../core/random.js";
@@ -27,6 +28,8 @@ export class RetryStep<T = unknown> implements Step {
   /** The top-level policy's `maxRetries` (Infinity for no limit): `retriesLeft` at the first attempt. */
   readonly maxRetries: number;
   readonly #events: Events<RetryEvents<T>>;
+  /** The step's default budgets (one per clock), drawn on when its options name no budget. */
+  readonly #budgets = new DefaultBudgets();
 
   constructor(resolved: ResolvedRetry<T>) {
     this.resolved = resolved;
@@ -48,6 +51,7 @@ export class RetryStep<T = unknown> implements Step {
     const timed = limit === undefined || limit.ms === Number.POSITIVE_INFINITY ? undefined : limit;
     const events = this.#events;
     const resolved = this.resolved;
+    const budgets = this.#budgets;
     return {
       run: <R>(operation: Next<R>, signal?: AbortSignal): Promise<R> =>
         new RetryCall<R>(
@@ -59,6 +63,7 @@ export class RetryStep<T = unknown> implements Step {
           undefined,
           signal,
           timed,
+          budgets,
         ).run(),
     };
   }
@@ -82,6 +87,7 @@ export class RetryStep<T = unknown> implements Step {
       scope,
       undefined,
       undefined,
+      this.#budgets,
     ).start();
   }
 }

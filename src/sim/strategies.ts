@@ -31,6 +31,12 @@ export interface Strategy {
    * the think time; `policy` (which it should equal in form) otherwise.
    */
   readonly afterThink?: (think: number) => RetryPolicy;
+  /**
+   * Whether the clients draw on the library's default retry budget, as `retry` does (one per run, the
+   * clients being the callers of one pipeline). The other rows run without a budget (`budget: false`):
+   * the libraries and experiments they stand for have none.
+   */
+  readonly defaultBudget?: true;
   /** A retry budget or a circuit breaker that all clients of one run share (made afresh for each run). */
   readonly guards?: (clock: Clock, random: Random) => { budget?: RetryBudget; breaker?: CircuitBreaker };
 }
@@ -89,6 +95,11 @@ function guarded(strategy: Strategy): Strategy[] {
   ];
 }
 
+/** What a run's pipeline is given for `budget`: nothing (the default budget) or `false`. */
+export function budgetOption(strategy: Strategy): { budget?: false } {
+  return strategy.defaultBudget === true ? {} : { budget: false };
+}
+
 /**
  * node-retry's `randomize` (used by async-retry, on by default there): the delay times a uniform draw in
  * [1, 2). robustly has no built-in jitter for it; a custom jitter object expresses it.
@@ -136,13 +147,15 @@ export const OUTAGE_STRATEGIES: readonly Strategy[] = [
   },
   {
     name: "robustly",
-    description: "robustly's defaults: 3 retries, exponential 1 s to 30 s, full jitter",
+    description:
+      "robustly's defaults: 3 retries, exponential 1 s to 30 s, full jitter, the default retry budget (20% of the calls of the last 10 s + 10/s)",
     source: "robustly's DEFAULTS",
     policy: {
       maxRetries: DEFAULTS.maxRetries,
       backoff: backoff.exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax }),
       jitter: jitter.full(),
     },
+    defaultBudget: true,
   },
   {
     name: "p-retry",
@@ -191,10 +204,21 @@ export const OUTAGE_STRATEGIES: readonly Strategy[] = [
   },
 ];
 
-/** The outage scenario's strategies, with the budget and breaker variants of robustly's defaults. */
+const robustlyDefaults = OUTAGE_STRATEGIES.find((s) => s.name === "robustly") as Strategy;
+
+/**
+ * The outage scenario's strategies, with robustly's defaults without their budget (`budget: false`), and
+ * with a shared budget and breaker of their own.
+ */
 export const OUTAGE_WITH_GUARDS: readonly Strategy[] = [
   ...OUTAGE_STRATEGIES,
-  ...guarded(OUTAGE_STRATEGIES.find((s) => s.name === "robustly") as Strategy),
+  {
+    name: "robustly-no-budget",
+    description: "robustly's defaults with budget: false: 3 retries, exponential 1 s to 30 s, full jitter",
+    source: "robustly's DEFAULTS, the default budget turned off",
+    policy: robustlyDefaults.policy,
+  },
+  ...guarded(robustlyDefaults),
 ];
 
 /** AWS's experiment ("Exponential Backoff And Jitter", 2015): base 5 ms, cap 2 s, retries until the write lands. */

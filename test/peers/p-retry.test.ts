@@ -80,7 +80,8 @@ describe("shouldConsumeRetry", () => {
         attempts += 1;
         throw error;
       },
-      { maxRetries: 2, backoff: backoff.none(), shouldConsumeRetry: () => false },
+      // 102 retries at once: past the default budget's 100 a window, which p-retry has not.
+      { maxRetries: 2, backoff: backoff.none(), shouldConsumeRetry: () => false, budget: false },
     );
     expect(result.ok).toBe(false);
     expect(attempts).toBe(MAX_FREE_RETRIES + 3);

@@ -36,6 +36,8 @@ export interface Choice {
   base: number;
   max: number;
   seed: number;
+  /** Whether the calls draw on the default retry budget, as `retry` does unless given `budget: false`. */
+  budget: boolean;
 }
 
 export const INITIAL: Choice = {
@@ -45,6 +47,7 @@ export const INITIAL: Choice = {
   base: 100,
   max: 10_000,
   seed: 1,
+  budget: true,
 };
 
 /** The most retries the delay table shows (a policy without a limit retries for ever). */
@@ -85,6 +88,8 @@ export function schedule(choice: Choice): Checked {
   const limit = choice.maxRetries < 0 ? SHOWN_RETRIES : Math.min(choice.maxRetries, SHOWN_RETRIES);
   try {
     options = fromConfig(policyJson(choice));
+    // The budget is no part of the JSON form: it is the default, or `budget: false` in the code.
+    if (!choice.budget) options = { ...options, budget: false };
     raw = delays({ ...options, jitter: jitter.none(), random: seededRandom(choice.seed) }, limit);
     jittered = delays({ ...options, random: seededRandom(choice.seed) }, limit);
   } catch (error) {

@@ -11,7 +11,7 @@ import { retryPipeline } from "../../retry/retry.js";
 import { Simulation, type Timed } from "../engine.js";
 import { FINE_MS, Recorder, recovery, recoverySignals } from "../metrics.js";
 import { CapacityServer, FlakyServer, LatencyServer } from "../servers.js";
-import type { Strategy } from "../strategies.js";
+import { budgetOption, type Strategy } from "../strategies.js";
 import { SimulatedTimeoutStep } from "../timeout.js";
 import type { Resolved, Run, ServerKind, Single } from "./scenario.js";
 
@@ -46,7 +46,7 @@ export function populate(sim: Simulation, recorder: Recorder, p: Population): vo
   // Timeouts are counted as they elapse, by the timeout step: no retry callback runs for every failure.
   const timeout = timed ? new SimulatedTimeoutStep(p.timeout, () => recorder.timedOut(sim.now)) : undefined;
   const pipelineOf = (policy: Strategy["policy"]) => {
-    const retrying = retryPipeline<unknown>({ ...policy, ...guards });
+    const retrying = retryPipeline<unknown>({ ...budgetOption(p.strategy), ...policy, ...guards });
     return timeout === undefined ? retrying : new Pipeline([...retrying.steps, timeout]);
   };
   const client = pipelineOf(p.strategy.policy);

@@ -7,7 +7,7 @@ import { retryPipeline } from "../../retry/retry.js";
 import { Simulation } from "../engine.js";
 import { Recorder } from "../metrics.js";
 import { ThrottledStore } from "../servers.js";
-import { THROTTLED_STRATEGIES } from "../strategies.js";
+import { budgetOption, THROTTLED_STRATEGIES } from "../strategies.js";
 import { runOnSimulation } from "./clients.js";
 import type { Resolved, Run, Scenario, Single } from "./scenario.js";
 
@@ -25,6 +25,7 @@ function runThrottled(r: Resolved, run: Run): Single {
   const store = new ThrottledStore(sim, recorder, r.throttledStore);
   const shared = strategy.shared?.(sim.clock, sim.random);
   const client = retryPipeline<unknown>({
+    ...budgetOption(strategy),
     ...strategy.policy,
     ...(shared === undefined ? {} : { backoff: shared }),
   });
