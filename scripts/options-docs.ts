@@ -15,6 +15,7 @@ import { HEDGE_SCHEMA } from "../src/hedge/schema.js";
 import { FETCH_SCHEMA } from "../src/http/schema.js";
 import { JITTER_SCHEMAS } from "../src/jitter/schema.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "../src/policy/schema.js";
+import { RATE_LIMITER_SCHEMA } from "../src/ratelimit/schema.js";
 import { SIMULATE_SCHEMA } from "../src/sim/schema.js";
 import { SUPERVISOR_SCHEMA } from "../src/supervisor/schema.js";
 import { TIMEOUT_SCHEMA } from "../src/timeout/schema.js";
@@ -31,6 +32,7 @@ export const SCHEMAS: readonly Schema[] = [
   RATIO_BUDGET_SCHEMA,
   TOKEN_BUDGET_SCHEMA,
   BULKHEAD_SCHEMA,
+  RATE_LIMITER_SCHEMA,
   HEDGE_SCHEMA,
   RESPONSIVE_SCHEMA,
   FETCH_SCHEMA,

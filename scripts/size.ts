@@ -143,6 +143,20 @@ pipeline(steps.retry(), steps.breaker(circuitBreaker()), steps.timeout(1000)).ex
     ceiling: 5.5 * kB,
   },
   {
+    id: "rate-limiter",
+    library: "robustly",
+    title: "`rateLimiter({ rate })` alone",
+    app: `import { rateLimiter } from "robustly"; rateLimiter({ rate: 10 }).execute(async () => 42).then(console.log);`,
+    ceiling: 6 * kB,
+  },
+  {
+    id: "rate-limit-step",
+    library: "robustly",
+    title: "`pipeline(steps.retry(), steps.rateLimit({ rate }))`, `steps` from `robustly/steps`",
+    app: `import { pipeline } from "robustly"; import * as steps from "robustly/steps"; pipeline(steps.retry(), steps.rateLimit({ rate: 10 })).execute(async () => 42).then(console.log);`,
+    ceiling: 16.2 * kB,
+  },
+  {
     id: "hedge",
     library: "robustly",
     title: "`hedge(op, { delay })` alone",

@@ -101,7 +101,13 @@ export {
   systemClock,
   unrefClock,
 } from "./core/clock.js";
-export { OptionError, PermanentError, RetryableResultError, TimeoutError } from "./core/errors.js";
+export {
+  OptionError,
+  PermanentError,
+  RETRY_AFTER,
+  RetryableResultError,
+  TimeoutError,
+} from "./core/errors.js";
 export type { CallbackErrorHandler, Disposable, EventSource } from "./core/events.js";
 export { once } from "./core/events.js";
 export { type Random, seededRandom, systemRandom } from "./core/random.js";
@@ -179,6 +185,16 @@ export {
   type RetryRule,
   type RetryStepOptions,
 } from "./policy/options.js";
+export {
+  type Leave,
+  RateLimitedError,
+  RateLimiter,
+  type RateLimiterEvents,
+  type RateLimiterOptions,
+  type RateLimiterState,
+  rateLimiter,
+} from "./ratelimit/rate-limiter.js";
+export { RateLimitStep } from "./ratelimit/step.js";
 export { type Attempt, type AttemptsOptions, attempts } from "./retry/attempts.js";
 export { delays } from "./retry/delays.js";
 export { retry, retryPipeline, wrap } from "./retry/retry.js";

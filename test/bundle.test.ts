@@ -31,6 +31,7 @@ const FEATURES = [
   "hedge/",
   "chaos/",
   "bulkhead/",
+  "ratelimit/",
   "fallback/",
   "budget/",
   "adaptive/",

@@ -11,6 +11,7 @@ import {
   memoryStore,
   OptionError,
   ResponsiveBackoff,
+  rateLimiter,
   retryBudget,
   robustFetch,
   steps,
@@ -40,6 +41,8 @@ import { JITTER_CHECKS } from "../src/jitter/checks.js";
 import { JITTER_SCHEMAS } from "../src/jitter/schema.js";
 import { RETRY_CHECKS, RETRY_STEP_CHECKS, RULE_CHECKS } from "../src/policy/checks.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "../src/policy/schema.js";
+import { RATE_LIMITER_CHECKS } from "../src/ratelimit/checks.js";
+import { RATE_LIMITER_SCHEMA } from "../src/ratelimit/schema.js";
 import { SHARING_SCHEMA_CHECKS } from "../src/store/checks.js";
 import { SHARING_FIELDS, SHARING_SCHEMA } from "../src/store/schema.js";
 import { SUPERVISOR_SCHEMA } from "../src/supervisor/schema.js";
@@ -71,6 +74,7 @@ const makers: [Schema, (options: Record<string, unknown>) => unknown][] = [
   [RATIO_BUDGET_SCHEMA, (o) => retryBudget(o)],
   [TOKEN_BUDGET_SCHEMA, (o) => retryBudget({ maxTokens: 10, tokenRatio: 0.1, ...o } as never)],
   [BULKHEAD_SCHEMA, (o) => bulkhead({ limit: 1, ...o } as never)],
+  [RATE_LIMITER_SCHEMA, (o) => rateLimiter({ rate: 1, ...o } as never)],
   // hedge() rejects rather than throws: its options are checked by resolveHedge, synchronously.
   [HEDGE_SCHEMA, (o) => resolveHedge({ delay: 1, ...o } as never)],
   [RESPONSIVE_SCHEMA, (o) => new ResponsiveBackoff(o)],
@@ -212,6 +216,7 @@ describe("the checks that run when options are given are the descriptions' own",
     [RATIO_BUDGET_SCHEMA, RATIO_BUDGET_CHECKS],
     [TOKEN_BUDGET_SCHEMA, TOKEN_BUDGET_CHECKS],
     [BULKHEAD_SCHEMA, BULKHEAD_CHECKS],
+    [RATE_LIMITER_SCHEMA, RATE_LIMITER_CHECKS],
     [HEDGE_SCHEMA, HEDGE_CHECKS],
     [RESPONSIVE_SCHEMA, RESPONSIVE_CHECKS],
     [SHARING_SCHEMA, SHARING_SCHEMA_CHECKS],

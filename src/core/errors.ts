@@ -74,6 +74,14 @@ export function withoutStack<E extends Error>(make: () => E): E {
   }
 }
 
+/**
+ * Where an error says how long to wait before trying again, in ms: the retry loop reads it, when the policy
+ * has no `delayFrom`, as it reads a server's `Retry-After` (the least wait, the jittered delay on top).
+ * `RateLimitedError` sets it; an error of your own may too. A symbol, so that no field of another
+ * library's errors (a `retryAfter` in seconds, say) is read by mistake.
+ */
+export const RETRY_AFTER: unique symbol = Symbol.for("robustly.retryAfter");
+
 /** A bad option: thrown at once, naming the option, the value and what is allowed. */
 export class OptionError extends TypeError {
   override readonly name = "OptionError";

@@ -11,6 +11,8 @@
  * - `hedge`: each run of what is inside is hedged (`hedge()`'s options, without signal, clock or random).
  * - `bulkhead`: at most `limit` runs of what is inside at once, `queue` more waiting; the rest refused.
  * - `fallback`: a value (or a function's) instead of an error that `when` matches.
+ * - `rateLimit`: each run of what is inside takes a token of a rate limiter (`rateLimiter()`'s options, or
+ *   a limiter to share), waits for one, or is refused with `RateLimitedError`.
  * - `chaos`: injected latency, faults and results (`chaos()`'s options, without signal or clock).
  */
 export { breakerStep as breaker } from "../breaker/step.js";
@@ -18,5 +20,6 @@ export { bulkheadStep as bulkhead } from "../bulkhead/step.js";
 export { chaosStep as chaos } from "../chaos/chaos.js";
 export { fallbackStep as fallback } from "../fallback/fallback.js";
 export { hedgeStep as hedge } from "../hedge/hedge.js";
+export { rateLimitStep as rateLimit } from "../ratelimit/step.js";
 export { retryStep as retry } from "../retry/step.js";
 export { timeoutStep as timeout } from "../timeout/step.js";

@@ -4,7 +4,7 @@
  * call's `PolicyState`s.
  */
 import { MAX_TIMER_DELAY } from "../core/clock.js";
-import { RetryableResultError } from "../core/errors.js";
+import { RETRY_AFTER, RetryableResultError } from "../core/errors.js";
 import { isThenable, settleWith } from "../core/invoke.js";
 import type { Random } from "../core/random.js";
 import type { GiveUpReason } from "../core/report.js";
@@ -109,6 +109,9 @@ export class RetryState {
       const outcome = error instanceof RetryableResultError ? error.value : error;
       const rule = index === this.#policies.length - 1 ? -1 : index;
       delay = generatedDelay(policy.delayFrom(outcome, { ...at, delay, rule }), delay);
+    } else if (error !== null && typeof error === "object" && RETRY_AFTER in error) {
+      // The error's own word on when to retry (a rate limiter's), as a server's Retry-After is read.
+      delay = generatedDelay((error as { [RETRY_AFTER]: unknown })[RETRY_AFTER] as DelayAnswer, delay);
     }
     const spent = policy.maxElapsedCountsWait ? at.elapsed + delay : at.elapsed;
     return spent > policy.maxElapsed ? "elapsed" : { policy: index, delay };

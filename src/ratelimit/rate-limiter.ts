@@ -1,0 +1,331 @@
+/**
+ * A rate limiter (Polly's and resilience4j's RateLimiter): a token bucket that holds `burst` tokens and
+ * gains `rate` of them every `per` ms; each call takes one. A call that finds none waits its turn in a
+ * bounded first-come-first-served queue, or is refused at once with a `RateLimitedError` that says when
+ * a token will be there (`retryAfter`), which the retry loop waits for as it waits for a server's
+ * `Retry-After`. Over any span of T ms it lets through at most `burst + rate × T / per` calls.
+ */
+import { watchAbort } from "../core/abort.js";
+import { type CancelTimer, type Clock, systemClock } from "../core/clock.js";
+import { OptionError, RETRY_AFTER } from "../core/errors.js";
+import { type CallbackErrorHandler, type Disposable, Events, safeCall, warnOnce } from "../core/events.js";
+import { checkKeys, read } from "../core/schema.js";
+import { MAX_PERIOD, RATE_LIMITER_CHECKS } from "./checks.js";
+
+/** Refused at once: no token now, and no room (or no time) to wait for one. */
+export class RateLimitedError extends Error {
+  override readonly name = "RateLimitedError";
+  /** Milliseconds until a token will be there for a call that comes back (the queue's calls served first). */
+  readonly retryAfter: number;
+  /** The limiter's rate and period. */
+  readonly rate: number;
+  readonly per: number;
+  /** The least wait before a retry, read by the retry loop as it reads a server's `Retry-After`. */
+  readonly [RETRY_AFTER]: number;
+
+  constructor(retryAfter: number, rate: number, per: number) {
+    super(`the rate limit (${rate} per ${per} ms) is reached: retry after ${retryAfter} ms`);
+    this.retryAfter = retryAfter;
+    this.rate = rate;
+    this.per = per;
+    this[RETRY_AFTER] = retryAfter;
+  }
+}
+
+export interface RateLimiterOptions {
+  /** Calls allowed per `per` ms on average, in (0, 1e9]. Required. */
+  rate: number;
+  /** The period `rate` counts over, ms, in [1, 2^31 − 1]. Default 1000. */
+  per?: number;
+  /** The bucket's size: calls allowed at once after a quiet spell, an integer in [1, 1e9]. Default: `rate`, rounded up. */
+  burst?: number;
+  /** Calls that may wait for a token, first come first served, an integer in [0, 1e9]. Default 0. */
+  queue?: number;
+  /** The longest a call may wait in the queue, ms, in [0, 2^31 − 1]. Default 2^31 − 1. */
+  maxWait?: number;
+  /** The tokens' time and the queue's timer. Default: the real clock. */
+  clock?: Clock;
+  /** Receives what an event listener threw (or rejected with). Default: one warning line. */
+  onCallbackError?: CallbackErrorHandler;
+}
+
+export interface RateLimiterEvents extends Record<string, unknown> {
+  /** A call got its token; `waited`: ms it waited in the queue (0 for none). */
+  acquired: { readonly waited: number };
+  /** A call waits for a token; `position` 1 is next, `wait` the ms until its token is due. */
+  queued: { readonly position: number; readonly wait: number };
+  /** A call was refused; `retryAfter` as the error has it, `queued` the calls then waiting. */
+  rejected: { readonly retryAfter: number; readonly queued: number };
+}
+
+/** A limiter's state: one plain object. */
+export interface RateLimiterState {
+  /** Tokens in the bucket now (fractions count toward the next). */
+  readonly tokens: number;
+  /** Calls waiting now. */
+  readonly queued: number;
+}
+
+/** One waiting call: a node of the queue (a doubly linked list). */
+interface Waiter {
+  start: ((waited: number) => void) | undefined;
+  since: number;
+  prev: Waiter | undefined;
+  next: Waiter | undefined;
+  done: boolean;
+}
+
+/** Leaves the queue (a waiting call that no longer wants its token); nothing once it has its token. */
+export type Leave = () => void;
+
+/** Checks a limiter's options, naming each bad one under `where` ("rateLimiter" or "steps.rateLimit"). */
+export function checkRateLimiterOptions(
+  where: string,
+  options: unknown,
+): Required<Omit<RateLimiterOptions, "onCallbackError">> {
+  if (options === undefined || options === null || typeof options !== "object") {
+    throw new OptionError(
+      where,
+      options,
+      "an object { rate, per?, burst?, queue?, maxWait? } (rate is required)",
+    );
+  }
+  checkKeys(RATE_LIMITER_CHECKS, options, where);
+  const o = options as Partial<RateLimiterOptions>;
+  const field = <V>(key: keyof RateLimiterOptions): V =>
+    read(RATE_LIMITER_CHECKS, key, o[key], `${where}: ${key}`);
+  const rate = field<number>("rate");
+  const per = field<number | undefined>("per") ?? 1000;
+  const burst = field<number | undefined>("burst") ?? Math.max(1, Math.ceil(rate));
+  const queue = field<number | undefined>("queue") ?? 0;
+  const maxWait = field<number | undefined>("maxWait") ?? MAX_PERIOD;
+  field("onCallbackError");
+  const clock = o.clock ?? systemClock;
+  if (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function") {
+    throw new OptionError(`${where}: clock`, clock, "a Clock (now() and setTimer())");
+  }
+  return { rate, per, burst, queue, maxWait, clock };
+}
+
+/**
+ * A rate limiter many calls share: `limiter.execute(fn, signal)`, or `steps.rateLimit(limiter)` in as
+ * many pipelines as should share its tokens.
+ */
+export class RateLimiter {
+  readonly rate: number;
+  readonly per: number;
+  readonly burst: number;
+  readonly queue: number;
+  readonly maxWait: number;
+  readonly #clock: Clock;
+  /** Milliseconds per token. */
+  readonly #interval: number;
+  readonly #events: Events<RateLimiterEvents>;
+  readonly #onCallbackError: CallbackErrorHandler;
+  #tokens: number;
+  /** When `#tokens` was last brought up to date. */
+  #at: number;
+  #queued = 0;
+  #head: Waiter | undefined;
+  #tail: Waiter | undefined;
+  #cancelTimer: CancelTimer | undefined;
+
+  constructor(options: RateLimiterOptions) {
+    const { rate, per, burst, queue, maxWait, clock } = checkRateLimiterOptions("rateLimiter", options);
+    this.rate = rate;
+    this.per = per;
+    this.burst = burst;
+    this.queue = queue;
+    this.maxWait = maxWait;
+    this.#clock = clock;
+    this.#interval = per / rate;
+    this.#onCallbackError = options.onCallbackError ?? warnOnce;
+    this.#events = new Events<RateLimiterEvents>(this.#onCallbackError);
+    this.#tokens = burst;
+    this.#at = clock.now();
+  }
+
+  /**
+   * Brings the bucket up to `now`: tokens gained since, up to `burst`. Time that goes back (or a reading
+   * that is no number) adds nothing and moves nothing: the tokens come again once the clock passes the
+   * last reading.
+   */
+  #refill(now: number): void {
+    if (!(now > this.#at)) return;
+    this.#tokens = Math.min(this.burst, this.#tokens + (now - this.#at) / this.#interval);
+    this.#at = now;
+  }
+
+  /** Calls waiting now. */
+  get queued(): number {
+    return this.#queued;
+  }
+
+  /** Tokens in the bucket now. */
+  get tokens(): number {
+    this.#refill(this.#clock.now());
+    return this.#tokens;
+  }
+
+  /** Its state now: tokens and calls waiting. */
+  snapshot(): RateLimiterState {
+    return { tokens: this.tokens, queued: this.#queued };
+  }
+
+  /** Listens to `acquired`, `queued` or `rejected` until the handle is disposed. */
+  on<K extends keyof RateLimiterEvents>(
+    event: K,
+    listener: (payload: RateLimiterEvents[K]) => unknown,
+  ): Disposable {
+    return this.#events.on(event, listener);
+  }
+
+  /** Milliseconds until the bucket holds `n` tokens, from now (0 when it does). */
+  #until(n: number): number {
+    return Math.max(0, Math.ceil((n - this.#tokens) * this.#interval));
+  }
+
+  /**
+   * Asks for a token (for steps and other code that runs calls itself). With a token in the bucket and
+   * nobody waiting, `start(0)` is called at once, before `acquire` returns; when the queue has room and the
+   * turn comes within `maxWait`, `start(waited)` is called when it comes; otherwise `acquire` throws a
+   * `RateLimitedError`. The returned `leave` takes a waiting call out of the queue (`start` is then never
+   * called); after `start` it does nothing. A `start` that throws: the error is thrown from `acquire`, or,
+   * for a waiter, goes to `onCallbackError`.
+   */
+  acquire(start: (waited: number) => void): Leave {
+    const now = this.#clock.now();
+    this.#refill(now);
+    if (this.#queued === 0 && this.#tokens >= 1) {
+      this.#tokens -= 1;
+      if (this.#events.has("acquired")) this.#events.emit("acquired", { waited: 0 });
+      start(0);
+      return noop;
+    }
+    // This call's token comes after those of the calls already waiting.
+    const wait = this.#until(this.#queued + 1);
+    if (this.#queued >= this.queue || wait > this.maxWait) {
+      if (this.#events.has("rejected")) {
+        this.#events.emit("rejected", { retryAfter: wait, queued: this.#queued });
+      }
+      throw new RateLimitedError(wait, this.rate, this.per);
+    }
+    const waiter: Waiter = { start, since: now, prev: this.#tail, next: undefined, done: false };
+    if (this.#tail === undefined) this.#head = waiter;
+    else this.#tail.next = waiter;
+    this.#tail = waiter;
+    this.#queued += 1;
+    if (this.#events.has("queued")) this.#events.emit("queued", { position: this.#queued, wait });
+    this.#arm();
+    return () => this.#leave(waiter);
+  }
+
+  #leave(waiter: Waiter): void {
+    if (waiter.done) return;
+    waiter.done = true;
+    this.#unlink(waiter);
+    // Nobody left to wait for a token: no timer either.
+    if (this.#head === undefined) this.#disarm();
+  }
+
+  #unlink(waiter: Waiter): void {
+    if (waiter.prev === undefined) this.#head = waiter.next;
+    else waiter.prev.next = waiter.next;
+    if (waiter.next === undefined) this.#tail = waiter.prev;
+    else waiter.next.prev = waiter.prev;
+    waiter.prev = undefined;
+    waiter.next = undefined;
+    waiter.start = undefined;
+    this.#queued -= 1;
+  }
+
+  /** Sets the timer for the first waiter's token, unless one is set. */
+  #arm(): void {
+    if (this.#cancelTimer !== undefined || this.#head === undefined) return;
+    this.#cancelTimer = this.#clock.setTimer(this.#until(1), () => {
+      this.#cancelTimer = undefined;
+      this.#serve();
+    });
+  }
+
+  #disarm(): void {
+    const cancel = this.#cancelTimer;
+    this.#cancelTimer = undefined;
+    cancel?.();
+  }
+
+  /** Hands the tokens there are to the waiters at the head of the line, in order; waits again for the rest. */
+  #serve(): void {
+    const now = this.#clock.now();
+    this.#refill(now);
+    while (this.#head !== undefined && this.#tokens >= 1) {
+      const waiter = this.#head;
+      const start = waiter.start as (waited: number) => void;
+      waiter.done = true;
+      this.#unlink(waiter);
+      this.#tokens -= 1;
+      const waited = Math.max(0, now - waiter.since);
+      if (this.#events.has("acquired")) this.#events.emit("acquired", { waited });
+      safeCall(this.#onCallbackError, "start", () => start(waited));
+    }
+    this.#arm();
+  }
+
+  /**
+   * Runs `fn` when it gets a token: at once if one is there, after waiting its turn if the queue has room,
+   * else rejected at once with `RateLimitedError`. With a `signal`, an abort takes a waiting call out of
+   * the queue and rejects at once with its reason; no listener is left on the signal once the call has
+   * settled.
+   *
+   * @example
+   * const limiter = rateLimiter({ rate: 10, queue: 100 }); // 10 calls a second, 100 more may wait
+   * const body = await limiter.execute((signal) => fetch(url, { signal }), request.signal);
+   */
+  execute<T>(fn: (signal?: AbortSignal) => T | PromiseLike<T>, signal?: AbortSignal): Promise<T> {
+    if (typeof fn !== "function")
+      return Promise.reject(new OptionError("rateLimiter.execute: fn", fn, "a function"));
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<T>((resolve, reject) => {
+      let started = false;
+      let unwatch: () => void = noop;
+      let leave: Leave;
+      try {
+        leave = this.acquire(() => {
+          started = true;
+          unwatch();
+          let result: T | PromiseLike<T>;
+          try {
+            result = fn(signal);
+          } catch (error) {
+            reject(error);
+            return;
+          }
+          Promise.resolve(result).then(resolve, reject);
+        });
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      if (started || signal === undefined) return;
+      unwatch = watchAbort(signal, () => {
+        if (started) return;
+        leave();
+        reject(signal.reason);
+      });
+    });
+  }
+}
+
+function noop(): void {}
+
+/**
+ * A rate limiter to share among calls: `steps.rateLimit(limiter)` in as many pipelines as should share
+ * its tokens, or `limiter.execute(fn, signal)`.
+ *
+ * @example
+ * const limiter = rateLimiter({ rate: 100, per: 60_000, queue: 20 }); // 100 calls a minute
+ * const p = pipeline(steps.retry({ maxRetries: 3 }), steps.rateLimit(limiter));
+ */
+export function rateLimiter(options: RateLimiterOptions): RateLimiter {
+  return new RateLimiter(options);
+}

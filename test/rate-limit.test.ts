@@ -1,0 +1,269 @@
+/**
+ * The rate limiter (`rateLimiter`, `steps.rateLimit`): what a user relies on. The rate is never exceeded
+ * over any span; calls wait their turn in order and leave the queue on abort, leaving no timer behind; a
+ * refusal says when to come back, and the retry loop waits that long; bad options fail at once, naming
+ * the option.
+ */
+import fc from "fast-check";
+import {
+  backoff,
+  type Clock,
+  jitter,
+  OptionError,
+  pipeline,
+  RateLimitedError,
+  RETRY_AFTER,
+  rateLimiter,
+  retry,
+  retryReport,
+  steps,
+} from "robustly";
+import { VirtualClock } from "robustly/testing";
+import { describe, expect, it } from "vitest";
+
+describe("the rate", () => {
+  it("is never exceeded: over any span of T ms at most burst + rate × T / per calls start", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          rate: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.1, max: 20, noNaN: true })),
+          per: fc.integer({ min: 1, max: 5000 }),
+          burst: fc.integer({ min: 1, max: 20 }),
+          queue: fc.integer({ min: 0, max: 50 }),
+        }),
+        fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 120 }),
+        async ({ rate, per, burst, queue }, gaps) => {
+          const clock = new VirtualClock();
+          const limiter = rateLimiter({ rate, per, burst, queue, clock });
+          const starts: number[] = [];
+          const calls: Promise<unknown>[] = [];
+          for (const gap of gaps) {
+            await clock.advance(gap);
+            calls.push(
+              limiter
+                .execute(() => {
+                  starts.push(clock.now());
+                })
+                .catch((error: unknown) => {
+                  expect(error).toBeInstanceOf(RateLimitedError);
+                }),
+            );
+          }
+          await clock.runAll();
+          await Promise.all(calls);
+          for (let i = 0; i < starts.length; i++) {
+            for (let j = i; j < starts.length; j++) {
+              const span = (starts[j] as number) - (starts[i] as number);
+              expect(j - i + 1).toBeLessThanOrEqual(burst + (rate * span) / per + 1e-6);
+            }
+          }
+          expect(clock.pending).toBe(0);
+          expect(limiter.queued).toBe(0);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("lets a burst through at once, then one call per interval, in the order they came", async () => {
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ rate: 10, burst: 3, queue: 10, clock });
+    const starts: [number, number][] = [];
+    const calls = Array.from({ length: 6 }, (_, i) => limiter.execute(() => starts.push([i, clock.now()])));
+    await clock.runAll();
+    await Promise.all(calls);
+    expect(starts).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 0],
+      [3, 100],
+      [4, 200],
+      [5, 300],
+    ]);
+  });
+});
+
+describe("a refusal", () => {
+  it("is a RateLimitedError that says when a token will be there, the queue's calls first", async () => {
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ rate: 10, burst: 1, queue: 2, clock });
+    const rejected: unknown[] = [];
+    limiter.on("rejected", (e) => rejected.push(e));
+    await limiter.execute(() => 1);
+    const waiting = [limiter.execute(() => 2), limiter.execute(() => 3)];
+    const error = await limiter.execute(() => 4).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error).toMatchObject({ name: "RateLimitedError", retryAfter: 300, rate: 10, per: 1000 });
+    expect((error as RateLimitedError)[RETRY_AFTER]).toBe(300);
+    expect(rejected).toEqual([{ retryAfter: 300, queued: 2 }]);
+    await clock.runAll();
+    expect(await Promise.all(waiting)).toEqual([2, 3]);
+  });
+
+  it("comes at once when the turn would be past maxWait", async () => {
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ rate: 1, burst: 1, queue: 100, maxWait: 1500, clock });
+    await limiter.execute(() => 1);
+    const second = limiter.execute(() => 2);
+    await expect(limiter.execute(() => 3)).rejects.toMatchObject({ retryAfter: 2000 });
+    await clock.runAll();
+    expect(await second).toBe(2);
+  });
+
+  it("is waited out by the retry loop, as a server's Retry-After, with the jittered delay on top", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(
+      steps.retry({ maxRetries: 3, backoff: backoff.constant({ base: 10 }), jitter: jitter.none() }),
+      steps.rateLimit({ rate: 1, per: 1000, burst: 1, clock }),
+    );
+    const starts: number[] = [];
+    const op = () => {
+      starts.push(clock.now());
+      return "ok";
+    };
+    const calls = [p.execute(op, { clock }), p.execute(op, { clock })];
+    await clock.runAll();
+    expect(await Promise.all(calls)).toEqual(["ok", "ok"]);
+    // The second was refused at 0 with retryAfter 1000, and retried after 1000 + 10 ms.
+    expect(starts).toEqual([0, 1010]);
+  });
+
+  it("of a limiter shared by retry calls is retried after retryAfter, and given up with the reason the policy has", async () => {
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ rate: 2, burst: 1, clock });
+    const op = () => limiter.execute(() => "done");
+    await retry(op, { clock });
+    const refused = retry(op, { clock, maxRetries: 0 }).catch((e: unknown) => e);
+    await clock.runAll();
+    const error = await refused;
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(retryReport(error)?.reason).toBe("retries");
+  });
+});
+
+describe("the queue", () => {
+  it("lets a thousand callers that abort while waiting leave, with no timer or listener behind", async () => {
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ rate: 1, per: 60_000, burst: 1, queue: 1000, clock });
+    await limiter.execute(() => 0);
+    const controllers = Array.from({ length: 1000 }, () => new AbortController());
+    const calls = controllers.map((c) => limiter.execute(() => "late", c.signal).catch((e: unknown) => e));
+    expect(limiter.queued).toBe(1000);
+    expect(clock.pending).toBe(1);
+    const reason = new Error("caller left");
+    for (const c of controllers) c.abort(reason);
+    expect((await Promise.all(calls)).every((e) => e === reason)).toBe(true);
+    expect(limiter.queued).toBe(0);
+    expect(clock.pending).toBe(0);
+    // The token that was due is still there for the next caller, when it is due.
+    const next = limiter.execute(() => "next");
+    await clock.runAll();
+    expect(await next).toBe("next");
+    expect(clock.now()).toBe(60_000);
+  });
+
+  it("in a pipeline: an execution whose signal aborts while it waits leaves and fails with the reason", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(steps.rateLimit({ rate: 1, burst: 1, queue: 5, clock }));
+    await p.execute(() => 1, { clock });
+    const controller = new AbortController();
+    const waiting = p.execute(() => 2, { clock, signal: controller.signal }).catch((e: unknown) => e);
+    const behind = p.execute(() => 3, { clock });
+    controller.abort(new Error("gone"));
+    expect(await waiting).toMatchObject({ message: "gone" });
+    await clock.runAll();
+    expect(await behind).toBe(3);
+    expect(clock.now()).toBe(1000);
+  });
+
+  it("keeps a newcomer behind the waiters even when a token came before the waiters' timer fired", async () => {
+    let now = 0;
+    const timers: (() => void)[] = [];
+    const clock: Clock = {
+      now: () => now,
+      setTimer: (_ms, callback) => {
+        timers.push(callback);
+        return () => {};
+      },
+    };
+    const limiter = rateLimiter({ rate: 1, burst: 1, queue: 5, clock });
+    const order: string[] = [];
+    await limiter.execute(() => order.push("a"));
+    const b = limiter.execute(() => order.push("b"));
+    now = 1000;
+    const c = limiter.execute(() => order.push("c"));
+    expect(order).toEqual(["a"]);
+    (timers.shift() as () => void)();
+    await b;
+    expect(order).toEqual(["a", "b"]);
+    expect(limiter.queued).toBe(1);
+    now = 2000;
+    (timers.shift() as () => void)();
+    await c;
+    expect(order).toEqual(["a", "b", "c"]);
+  });
+
+  it("tells who waits, where, and for how long; and who got a token after how long", async () => {
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ rate: 4, burst: 1, queue: 3, clock });
+    const heard: unknown[] = [];
+    limiter.on("queued", (e) => heard.push(["queued", e]));
+    limiter.on("acquired", (e) => heard.push(["acquired", e]));
+    const calls = [1, 2, 3].map((n) => limiter.execute(() => n));
+    expect(limiter.snapshot()).toEqual({ tokens: 0, queued: 2 });
+    await clock.runAll();
+    await Promise.all(calls);
+    expect(heard).toEqual([
+      ["acquired", { waited: 0 }],
+      ["queued", { position: 1, wait: 250 }],
+      ["queued", { position: 2, wait: 500 }],
+      ["acquired", { waited: 250 }],
+      ["acquired", { waited: 500 }],
+    ]);
+  });
+});
+
+describe("bad input", () => {
+  it.each([
+    [{ rate: 0 }, "rate"],
+    [{ rate: Number.NaN }, "rate"],
+    [{ rate: Number.POSITIVE_INFINITY }, "rate"],
+    [{ rate: 1e308 }, "rate"],
+    [{ rate: -1 }, "rate"],
+    [{ rate: 1, burst: 2 ** 53 }, "burst"],
+    [{ rate: 1, burst: 1.5 }, "burst"],
+    [{ rate: 1, per: 0 }, "per"],
+    [{ rate: 1, per: 1e308 }, "per"],
+    [{ rate: 1, queue: -1 }, "queue"],
+    [{ rate: 1, maxWait: Number.NaN }, "maxWait"],
+    [{ rate: 1, clock: {} }, "clock"],
+    [{}, "rate"],
+  ])("refuses %j, naming %s", (options, option) => {
+    expect(() => rateLimiter(options as never)).toThrow(
+      expect.objectContaining({ name: "OptionError", option: `rateLimiter: ${option}` }),
+    );
+    expect(() => steps.rateLimit(options as never)).toThrow(
+      expect.objectContaining({ name: "OptionError", option: `steps.rateLimit: ${option}` }),
+    );
+  });
+
+  it("names the nearest valid option for a misspelt one, and refuses no options at all", () => {
+    expect(() => rateLimiter({ rat: 5 } as never)).toThrow(/rate/);
+    expect(() => rateLimiter(undefined as never)).toThrow(OptionError);
+  });
+
+  it("makes no tokens of a clock that goes back or reads NaN: they come again once it passes its last reading", async () => {
+    let now = 10_000;
+    const clock: Clock = { now: () => now, setTimer: () => () => {} };
+    const limiter = rateLimiter({ rate: 1, burst: 1, clock });
+    await limiter.execute(() => 1);
+    now = 0;
+    await expect(limiter.execute(() => 2)).rejects.toBeInstanceOf(RateLimitedError);
+    now = Number.NaN;
+    await expect(limiter.execute(() => 3)).rejects.toBeInstanceOf(RateLimitedError);
+    now = 10_999;
+    await expect(limiter.execute(() => 4)).rejects.toBeInstanceOf(RateLimitedError);
+    now = 11_000;
+    expect(await limiter.execute(() => 5)).toBe(5);
+  });
+});
