@@ -60,6 +60,34 @@ async function storm(
   return { attempts, retries: attempts - calls, reasons, outcomes };
 }
 
+/** A clock whose readings cycle through `readings`, and whose timers run at the next microtask. */
+function stuckAt(readings: readonly number[]): Clock {
+  let i = 0;
+  return {
+    now: () => readings[i++ % readings.length] as number,
+    setTimer: (_ms, callback) => {
+      queueMicrotask(callback);
+      return () => {};
+    },
+  };
+}
+
+/** Runs `calls` failing calls at once on `clock` (3 retries each, no backoff); the retries they made. */
+async function stormOn(clock: Clock, calls: number): Promise<number> {
+  let attempts = 0;
+  const all = Array.from({ length: calls }, () =>
+    retry(
+      () => {
+        attempts += 1;
+        return Promise.reject(down);
+      },
+      { clock, maxRetries: 3, backoff: backoff.none() },
+    ).catch((e: unknown) => e),
+  );
+  await Promise.all(all);
+  return attempts - calls;
+}
+
 describe("the defaults a user relies on", () => {
   it("is Finagle's: 20 % of the calls of the last 10 s, plus 10 retries a second", () => {
     expect([DEFAULT_BUDGET_RATIO, DEFAULT_BUDGET_MIN_PER_SECOND, DEFAULT_BUDGET_WINDOW]).toEqual([
@@ -314,40 +342,97 @@ describe("bad input", () => {
     expect(() => defaultBudget(clock).on("nope" as "refused", () => {})).toThrow(TypeError);
   });
 
-  it("keeps counting on a clock that reads NaN, Infinity, 1e308 or goes back, within its bounds", async () => {
-    for (const readings of [
-      [Number.NaN],
-      [Number.POSITIVE_INFINITY],
-      [1e308],
-      [-5e3],
-      [50_000, 1000, 20_000, 5],
-    ]) {
-      let i = 0;
-      const clock: Clock = {
-        now: () => readings[i++ % readings.length] as number,
-        setTimer: (_ms, callback) => {
-          queueMicrotask(callback);
-          return () => {};
-        },
-      };
+  it("keeps counting on a clock stuck at NaN, Infinity, 1e308 or a negative time, within the window's bounds", async () => {
+    for (const reading of [Number.NaN, Number.POSITIVE_INFINITY, 1e308, -5e3]) {
+      const clock = stuckAt([reading]);
       const budget = defaultBudget(clock);
-      let attempts = 0;
-      const calls = Array.from({ length: 200 }, () =>
-        retry(
-          () => {
-            attempts += 1;
-            return Promise.reject(down);
-          },
-          { clock, maxRetries: 3, backoff: backoff.none() },
-        ).catch((e: unknown) => e),
-      );
-      await Promise.all(calls);
+      const retries = await stormOn(clock, 200);
       // Never more retries than the window allows for the calls it counted.
-      expect(attempts - 200).toBeLessThanOrEqual(140);
-      expect(attempts - 200).toBeGreaterThanOrEqual(100);
+      expect(retries, `at ${reading}`).toBeLessThanOrEqual(140);
+      expect(retries).toBeGreaterThanOrEqual(100);
       const state = budget.snapshot();
       expect(state.requests).toHaveLength(10);
       expect(state.retries.every((n) => Number.isFinite(n) && n >= 0)).toBe(true);
+    }
+  });
+
+  it("starts its window again at a reading a whole window before its latest: a clock that swings back and forth is never stuck", async () => {
+    const clock = stuckAt([50_000, 1000, 20_000, 5]);
+    const budget = defaultBudget(clock);
+    // Every swing back by 10 s or more starts the window again: retries are not held back.
+    expect(await stormOn(clock, 200)).toBe(600);
+    const state = budget.snapshot();
+    expect(state.retries.every((n) => Number.isFinite(n) && n >= 0)).toBe(true);
+  });
+});
+
+describe("defects found by a fault hunt", () => {
+  it("a clock that read far ahead once does not freeze the window: a process under 10 retries a second still gets every retry", async () => {
+    for (const glitch of [1e308, 3_600_000, 1_795_813_557_602]) {
+      // A virtual clock that answers one reading far ahead (fake timers advanced by an hour, then
+      // restored; a wall clock stepped back), then its own time again.
+      const clock = new VirtualClock();
+      let odd = true;
+      const now = clock.now.bind(clock);
+      clock.now = () => {
+        if (odd) {
+          odd = false;
+          return glitch;
+        }
+        return now();
+      };
+      const reasons: string[] = [];
+      for (let second = 0; second < 30; second++) {
+        for (let k = 0; k < 5; k++) {
+          let failures = 0;
+          const call = retry(() => (failures++ === 0 ? Promise.reject(down) : Promise.resolve(1)), {
+            clock,
+            backoff: backoff.none(),
+            onGiveUp: (e) => reasons.push(e.reason),
+          });
+          await clock.runAll();
+          await call;
+          await clock.advance(200);
+        }
+      }
+      expect(reasons, `after a reading of ${glitch}`).toEqual([]);
+    }
+  });
+
+  it("the default budget given to a hedge step inside counts each call once, as the same budget named on both does", async () => {
+    const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+    for (const attempts of [1, 2, 4]) {
+      const clock = new VirtualClock();
+      const budget = defaultBudget(clock);
+      const hedge = steps.hedge({ delay: 50, budget, maxHedges: 0 });
+      let n = 0;
+      const call = retry(
+        () => {
+          n += 1;
+          return n < attempts ? Promise.reject(down) : Promise.resolve(1);
+        },
+        { clock, hedge, maxRetries: 5, backoff: backoff.none() },
+      );
+      await clock.runAll();
+      await call;
+      expect(sum(budget.snapshot().requests), `${attempts} attempts`).toBe(1);
+      expect(sum(budget.snapshot().retries)).toBe(attempts - 1);
+    }
+  });
+
+  it("robustFetch refuses budget: null given per call, as every other way of giving options does", async () => {
+    const fetchImpl = async () => new Response("busy", { status: 503 });
+    const api = withRetry(fetchImpl, { clock: new VirtualClock(), maxRetries: 0 });
+    await expect(api("https://a.example/", undefined, { budget: null as never })).rejects.toThrow(
+      expect.objectContaining({ name: "OptionError", option: "budget" }),
+    );
+  });
+
+  it("defaultBudget() refuses a clock without setTimer, as its message says", () => {
+    for (const clock of [{ now: () => 0 }, { now: () => 0, setTimer: 1 }]) {
+      expect(() => defaultBudget(clock as unknown as Clock)).toThrow(
+        expect.objectContaining({ name: "OptionError", option: "defaultBudget: clock" }),
+      );
     }
   });
 });

@@ -252,12 +252,12 @@ describe("bad input", () => {
     expect(() => rateLimiter(undefined as never)).toThrow(OptionError);
   });
 
-  it("makes no tokens of a clock that goes back or reads NaN: they come again once it passes its last reading", async () => {
+  it("makes no tokens of a clock that goes back a little or reads NaN: they come again once it passes its last reading", async () => {
     let now = 10_000;
     const clock: Clock = { now: () => now, setTimer: () => () => {} };
     const limiter = rateLimiter({ rate: 1, burst: 1, clock });
     await limiter.execute(() => 1);
-    now = 0;
+    now = 9_500;
     await expect(limiter.execute(() => 2)).rejects.toBeInstanceOf(RateLimitedError);
     now = Number.NaN;
     await expect(limiter.execute(() => 3)).rejects.toBeInstanceOf(RateLimitedError);
@@ -265,5 +265,18 @@ describe("bad input", () => {
     await expect(limiter.execute(() => 4)).rejects.toBeInstanceOf(RateLimitedError);
     now = 11_000;
     expect(await limiter.execute(() => 5)).toBe(5);
+  });
+
+  it("is not stuck after a clock read far ahead once (fake timers advanced, then uninstalled): it goes on from the clock's time", async () => {
+    let now = 0;
+    const clock: Clock = { now: () => now, setTimer: () => () => {} };
+    const limiter = rateLimiter({ rate: 1, burst: 1, clock });
+    await limiter.execute(() => 1);
+    now = 3_600_000;
+    expect(await limiter.execute(() => 2)).toBe(2);
+    now = 1000;
+    await expect(limiter.execute(() => 3)).rejects.toBeInstanceOf(RateLimitedError);
+    now = 2000;
+    expect(await limiter.execute(() => 4)).toBe(4);
   });
 });

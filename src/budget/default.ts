@@ -62,6 +62,11 @@ export class DefaultBudget {
    * Its `refused` listeners. The one event model, without the `Events` class: every `retry` carries this
    * budget, and one event needs no map of them.
    */
+  /**
+   * The mark this budget's calls put on their attempts, so that a step inside that is given this budget
+   * too (a hedge step) counts no call twice. One for all: a default budget hears no attempt's outcome.
+   */
+  readonly claim: { readonly budget: DefaultBudget; inner: boolean } = { budget: this, inner: false };
   readonly #refused = new Set<(payload: DefaultBudgetEvents["refused"]) => void>();
 
   constructor(clock: Clock) {
@@ -69,14 +74,17 @@ export class DefaultBudget {
   }
 
   /**
-   * Moves the window on to time `now` (never back: a time before the latest bucket counts in it, and a
-   * reading that is no finite number moves nothing), emptying the buckets that left it; the head's slot.
+   * Moves the window on to time `now`, emptying the buckets that left it; the head's slot. A time a little
+   * before the latest bucket counts in it (a clock read by many calls need not be read in order); one
+   * before the whole window (a clock stepped back, or one that read far ahead once, as fake timers that
+   * were advanced and then uninstalled) starts the window again from it, so that it never stays stuck
+   * ahead of the clock. A reading that is no finite number moves nothing.
    */
   #at(now: number): number {
     const bucket = Math.floor(now / WIDTH);
     const gone = bucket - this.#head;
-    if (gone > 0 && Number.isFinite(bucket)) {
-      if (gone >= BUCKETS) {
+    if ((gone > 0 || gone <= -BUCKETS) && Number.isFinite(bucket)) {
+      if (gone >= BUCKETS || gone <= -BUCKETS) {
         this.#requests.fill(0);
         this.#retries.fill(0);
         this.#requested = 0;
@@ -192,7 +200,8 @@ export const processBudgets = new DefaultBudgets();
  * defaultBudget().on("refused", ({ state }) => console.warn("retry refused", state));
  */
 export function defaultBudget(clock: Clock = systemClock): DefaultBudget {
-  if (typeof (clock as Partial<Clock> | null)?.now !== "function")
+  const given = clock as Partial<Clock> | null;
+  if (typeof given?.now !== "function" || typeof given.setTimer !== "function")
     throw new OptionError("defaultBudget: clock", clock, "a Clock (an object with now() and setTimer())");
   return processBudgets.of(clock);
 }

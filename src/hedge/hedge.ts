@@ -8,6 +8,7 @@
  * between an outcome and the decision it causes.
  */
 
+import type { DefaultBudget } from "../budget/default.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
 import { isBudgetLike } from "../core/budget-like.js";
 import { type Clock, systemClock } from "../core/clock.js";
@@ -56,7 +57,7 @@ export interface HedgeOptions {
    * granted by `tryRetry()`. A refused hedge does not start, nor does any later one of the same call.
    * Failed attempts report `failure()`, the winner `success()`.
    */
-  budget?: RetryBudget;
+  budget?: RetryBudget | DefaultBudget;
   /** Aborts the call: every attempt is aborted with the signal's reason, and the call rejects with it. */
   signal?: AbortSignal;
   /** Called as each hedge starts; the `hedge` event's short form. */

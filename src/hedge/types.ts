@@ -3,7 +3,7 @@
  * resolved options. They live here, not in hedge.ts, because hedge.ts makes each `HedgedCall`: the
  * imports run hedge.ts → call.ts → types.ts and never back. hedge.ts re-exports them.
  */
-import type { RetryBudget } from "../budget/retry-budget.js";
+import type { BudgetLike } from "../core/budget-like.js";
 import type { Clock } from "../core/clock.js";
 import type { CallbackErrorHandler } from "../core/events.js";
 import type { Random } from "../core/random.js";
@@ -49,7 +49,7 @@ export interface ResolvedHedge {
   readonly delay: HedgeDelay;
   readonly maxHedges: number;
   readonly hedgeOnFailure: boolean;
-  readonly budget: RetryBudget | undefined;
+  readonly budget: BudgetLike | undefined;
   readonly signal: AbortSignal | undefined;
   readonly onHedge: ((event: HedgeEvent) => void) | undefined;
   readonly onCallbackError: CallbackErrorHandler;

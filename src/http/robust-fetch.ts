@@ -351,7 +351,7 @@ async function fetchWithRetry(
   const caller = callerSignal(init?.signal !== undefined ? init.signal : request?.signal, base.signal);
   const { signal, release } = withDeadline(caller, prepared.totalTimeout, base.clock ?? systemClock);
   // Options that name no budget (nor false) draw on the origin's default one.
-  const budget = base.budget ?? originBudget(input, base.clock ?? systemClock);
+  const budget = base.budget === undefined ? originBudget(input, base.clock ?? systemClock) : base.budget;
   const options: RetryOptions<Response> = retryable
     ? { ...base, signal, budget }
     : // One attempt (still timed, still counted by a budget or breaker); its outcome is final.

@@ -146,14 +146,19 @@ export class RateLimiter {
   }
 
   /**
-   * Brings the bucket up to `now`: tokens gained since, up to `burst`. Time that goes back (or a reading
-   * that is no number) adds nothing and moves nothing: the tokens come again once the clock passes the
-   * last reading.
+   * Brings the bucket up to `now`: tokens gained since, up to `burst`. Time that goes back a little (or a
+   * reading that is no number) adds nothing and moves nothing: the tokens come again once the clock passes
+   * the last reading. Time that goes back by more than the bucket takes to fill (a clock stepped back, or
+   * one that read far ahead once, as fake timers advanced and then uninstalled) adds nothing either, and
+   * the bucket goes on from the new reading, so that it is never stuck ahead of the clock.
    */
   #refill(now: number): void {
-    if (!(now > this.#at)) return;
-    this.#tokens = Math.min(this.burst, this.#tokens + (now - this.#at) / this.#interval);
-    this.#at = now;
+    if (now > this.#at) {
+      this.#tokens = Math.min(this.burst, this.#tokens + (now - this.#at) / this.#interval);
+      this.#at = now;
+    } else if (this.#at - now > this.burst * this.#interval) {
+      this.#at = now;
+    }
   }
 
   /** Calls waiting now. */

@@ -279,7 +279,7 @@ export class RetryCall<T> implements AbortWatcher {
    * in `pending` for `go`, and undefined returned.
    */
   #direct(): Promise<T> | undefined {
-    const attempt = new Attempt<T>(this, 1, 0, this.options.maxRetries, 0, undefined);
+    const attempt = new Attempt<T>(this, 1, 0, this.options.maxRetries, 0, this.#defaultBudget?.claim);
     this.current = attempt;
     let result: T | PromiseLike<T>;
     try {
@@ -432,7 +432,7 @@ export class RetryCall<T> implements AbortWatcher {
     const retries = this.#retried;
     const elapsed = retries === 0 ? 0 : this.#elapsedNow();
     const budget = this.options.budget;
-    const claim = budget === undefined ? undefined : { budget, inner: false };
+    const claim = budget === undefined ? this.#defaultBudget?.claim : { budget, inner: false };
     const retriesLeft = this.state?.retriesLeft() ?? this.options.maxRetries;
     this.#attempting(retries + 1, retries, retriesLeft, elapsed);
     // A callback may have aborted the caller's signal, which ended the call.
