@@ -14,6 +14,7 @@ import { optionsTable, type Schema } from "../src/core/schema.js";
 import { HEDGE_SCHEMA } from "../src/hedge/schema.js";
 import { FETCH_SCHEMA } from "../src/http/schema.js";
 import { JITTER_SCHEMAS } from "../src/jitter/schema.js";
+import { LIMIT_SCHEMA } from "../src/limit/schema.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "../src/policy/schema.js";
 import { RATE_LIMITER_SCHEMA } from "../src/ratelimit/schema.js";
 import { SIMULATE_SCHEMA } from "../src/sim/schema.js";
@@ -33,6 +34,7 @@ export const SCHEMAS: readonly Schema[] = [
   TOKEN_BUDGET_SCHEMA,
   BULKHEAD_SCHEMA,
   RATE_LIMITER_SCHEMA,
+  LIMIT_SCHEMA,
   HEDGE_SCHEMA,
   RESPONSIVE_SCHEMA,
   FETCH_SCHEMA,

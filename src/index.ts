@@ -161,6 +161,29 @@ export type {
   ProportionalJitterOptions,
 } from "./jitter/index.js";
 export { jitter } from "./jitter/index.js";
+export {
+  AdaptiveLimit,
+  type AdaptiveLimitEvents,
+  type AdaptiveLimitOptions,
+  type AdaptiveLimitState,
+  adaptiveLimit,
+  ConcurrencyLimitError,
+  type LeaveLimit,
+  type LimitPermit,
+} from "./limit/adaptive-limit.js";
+export {
+  type AimdOptions,
+  aimd,
+  type Gradient2Options,
+  gradient2,
+  type LimitAlgorithm,
+  type LimitReason,
+  type LimitSample,
+  type LimitUpdate,
+  type VegasOptions,
+  vegas,
+} from "./limit/algorithms.js";
+export { AdaptiveLimitStep } from "./limit/step.js";
 export type { ExecutionContext } from "./pipeline/context.js";
 export { type ExecuteOptions, type Operation, Pipeline, pipeline } from "./pipeline/pipeline.js";
 export type { Next, Step } from "./pipeline/step.js";

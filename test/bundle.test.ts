@@ -32,6 +32,7 @@ const FEATURES = [
   "chaos/",
   "bulkhead/",
   "ratelimit/",
+  "limit/",
   "fallback/",
   "budget/",
   "adaptive/",

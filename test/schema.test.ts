@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import {
+  adaptiveLimit,
   backoff,
   bulkhead,
   circuitBreaker,
@@ -39,6 +40,8 @@ import { HEDGE_SCHEMA } from "../src/hedge/schema.js";
 import { FETCH_SCHEMA } from "../src/http/schema.js";
 import { JITTER_CHECKS } from "../src/jitter/checks.js";
 import { JITTER_SCHEMAS } from "../src/jitter/schema.js";
+import { LIMIT_CHECKS } from "../src/limit/checks.js";
+import { LIMIT_SCHEMA } from "../src/limit/schema.js";
 import { RETRY_CHECKS, RETRY_STEP_CHECKS, RULE_CHECKS } from "../src/policy/checks.js";
 import { RETRY_SCHEMA, RETRY_STEP_SCHEMA, RULE_SCHEMA } from "../src/policy/schema.js";
 import { RATE_LIMITER_CHECKS } from "../src/ratelimit/checks.js";
@@ -75,6 +78,7 @@ const makers: [Schema, (options: Record<string, unknown>) => unknown][] = [
   [TOKEN_BUDGET_SCHEMA, (o) => retryBudget({ maxTokens: 10, tokenRatio: 0.1, ...o } as never)],
   [BULKHEAD_SCHEMA, (o) => bulkhead({ limit: 1, ...o } as never)],
   [RATE_LIMITER_SCHEMA, (o) => rateLimiter({ rate: 1, ...o } as never)],
+  [LIMIT_SCHEMA, (o) => adaptiveLimit(o as never)],
   // hedge() rejects rather than throws: its options are checked by resolveHedge, synchronously.
   [HEDGE_SCHEMA, (o) => resolveHedge({ delay: 1, ...o } as never)],
   [RESPONSIVE_SCHEMA, (o) => new ResponsiveBackoff(o)],
@@ -217,6 +221,7 @@ describe("the checks that run when options are given are the descriptions' own",
     [TOKEN_BUDGET_SCHEMA, TOKEN_BUDGET_CHECKS],
     [BULKHEAD_SCHEMA, BULKHEAD_CHECKS],
     [RATE_LIMITER_SCHEMA, RATE_LIMITER_CHECKS],
+    [LIMIT_SCHEMA, LIMIT_CHECKS],
     [HEDGE_SCHEMA, HEDGE_CHECKS],
     [RESPONSIVE_SCHEMA, RESPONSIVE_CHECKS],
     [SHARING_SCHEMA, SHARING_SCHEMA_CHECKS],

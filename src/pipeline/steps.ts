@@ -10,6 +10,8 @@
  *   its outcome.
  * - `hedge`: each run of what is inside is hedged (`hedge()`'s options, without signal, clock or random).
  * - `bulkhead`: at most `limit` runs of what is inside at once, `queue` more waiting; the rest refused.
+ * - `adaptiveLimit`: the same with a limit found from the runs' latencies and drops (`adaptiveLimit()`'s
+ *   options, or a limit to share).
  * - `fallback`: a value (or a function's) instead of an error that `when` matches.
  * - `rateLimit`: each run of what is inside takes a token of a rate limiter (`rateLimiter()`'s options, or
  *   a limiter to share), waits for one, or is refused with `RateLimitedError`.
@@ -20,6 +22,7 @@ export { bulkheadStep as bulkhead } from "../bulkhead/step.js";
 export { chaosStep as chaos } from "../chaos/chaos.js";
 export { fallbackStep as fallback } from "../fallback/fallback.js";
 export { hedgeStep as hedge } from "../hedge/hedge.js";
+export { adaptiveLimitStep as adaptiveLimit } from "../limit/step.js";
 export { rateLimitStep as rateLimit } from "../ratelimit/step.js";
 export { retryStep as retry } from "../retry/step.js";
 export { timeoutStep as timeout } from "../timeout/step.js";
