@@ -5,7 +5,7 @@
  * always within [min, max]. Calls over the limit wait in a bounded first-come-first-served queue or are
  * refused at once with `ConcurrencyLimitError`. The algorithms are in ./algorithms.ts.
  */
-import { watchAbort } from "../core/abort.js";
+import { executeAdmitted, WaitLine } from "../core/admission.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { OptionError, TimeoutError } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, safeCall, warnOnce } from "../core/events.js";
@@ -77,13 +77,6 @@ export interface LimitPermit {
 /** Leaves the queue (a waiting call that no longer wants its place); nothing once it has one. */
 export type LeaveLimit = () => void;
 
-interface Waiter {
-  start: ((permit: LimitPermit) => void) | undefined;
-  prev: Waiter | undefined;
-  next: Waiter | undefined;
-  done: boolean;
-}
-
 interface Checked {
   algorithm: LimitAlgorithm;
   min: number;
@@ -149,9 +142,7 @@ export class AdaptiveLimit {
   /** The limit as the algorithm keeps it (a fraction); admission uses its whole part. */
   #limit: number;
   #inFlight = 0;
-  #queued = 0;
-  #head: Waiter | undefined;
-  #tail: Waiter | undefined;
+  readonly #line = new WaitLine<(permit: LimitPermit) => void>();
   #serving = false;
 
   constructor(options: AdaptiveLimitOptions = {}) {
@@ -179,7 +170,7 @@ export class AdaptiveLimit {
 
   /** Calls waiting now. */
   get queued(): number {
-    return this.#queued;
+    return this.#line.size;
   }
 
   snapshot(): AdaptiveLimitState {
@@ -187,7 +178,7 @@ export class AdaptiveLimit {
       algorithm: this.#algorithm.name,
       limit: this.limit,
       inFlight: this.#inFlight,
-      queued: this.#queued,
+      queued: this.#line.size,
     };
   }
 
@@ -206,7 +197,8 @@ export class AdaptiveLimit {
    * the permit exactly once; the returned function takes a waiting call out of the queue.
    */
   acquire(start: (permit: LimitPermit) => void): LeaveLimit {
-    if (this.#queued === 0 && this.#inFlight < this.limit) {
+    const line = this.#line;
+    if (line.size === 0 && this.#inFlight < this.limit) {
       const permit = this.#permit();
       try {
         start(permit);
@@ -216,33 +208,16 @@ export class AdaptiveLimit {
       }
       return noop;
     }
-    if (this.#queued >= this.queue) {
+    if (line.size >= this.queue) {
       if (this.#events.has("rejected"))
-        this.#events.emit("rejected", { limit: this.limit, inFlight: this.#inFlight, queued: this.#queued });
+        this.#events.emit("rejected", { limit: this.limit, inFlight: this.#inFlight, queued: line.size });
       throw new ConcurrencyLimitError(this.limit, this.#inFlight);
     }
-    const waiter: Waiter = { start, prev: this.#tail, next: undefined, done: false };
-    if (this.#tail === undefined) this.#head = waiter;
-    else this.#tail.next = waiter;
-    this.#tail = waiter;
-    this.#queued += 1;
-    if (this.#events.has("queued")) this.#events.emit("queued", { position: this.#queued });
+    const node = line.join(start);
+    if (this.#events.has("queued")) this.#events.emit("queued", { position: line.size });
     return () => {
-      if (waiter.done) return;
-      waiter.done = true;
-      this.#unlink(waiter);
+      line.leave(node);
     };
-  }
-
-  #unlink(waiter: Waiter): void {
-    if (waiter.prev === undefined) this.#head = waiter.next;
-    else waiter.prev.next = waiter.next;
-    if (waiter.next === undefined) this.#tail = waiter.prev;
-    else waiter.next.prev = waiter.prev;
-    waiter.prev = undefined;
-    waiter.next = undefined;
-    waiter.start = undefined;
-    this.#queued -= 1;
   }
 
   /** A place taken now: the call is in flight from here, timed from here. */
@@ -296,11 +271,8 @@ export class AdaptiveLimit {
     if (this.#serving) return;
     this.#serving = true;
     try {
-      while (this.#head !== undefined && this.#inFlight < this.limit) {
-        const waiter = this.#head;
-        const start = waiter.start as (permit: LimitPermit) => void;
-        waiter.done = true;
-        this.#unlink(waiter);
+      while (this.#line.size > 0 && this.#inFlight < this.limit) {
+        const start = this.#line.shift() as (permit: LimitPermit) => void;
         const permit = this.#permit();
         safeCall(this.#onCallbackError, "start", () => start(permit));
       }
@@ -320,47 +292,13 @@ export class AdaptiveLimit {
    * const body = await limit.execute((signal) => fetch(url, { signal }), request.signal);
    */
   execute<T>(fn: (signal?: AbortSignal) => T | PromiseLike<T>, signal?: AbortSignal): Promise<T> {
-    if (typeof fn !== "function")
-      return Promise.reject(new OptionError("adaptiveLimit.execute: fn", fn, "a function"));
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<T>((resolve, reject) => {
-      let started = false;
-      let unwatch: () => void = noop;
-      let leave: LeaveLimit;
-      try {
-        leave = this.acquire((permit) => {
-          started = true;
-          unwatch();
-          let result: T | PromiseLike<T>;
-          try {
-            result = fn(signal);
-          } catch (error) {
-            permit.failure(error);
-            reject(error);
-            return;
-          }
-          Promise.resolve(result).then(
-            (value) => {
-              permit.success();
-              resolve(value);
-            },
-            (error: unknown) => {
-              permit.failure(error);
-              reject(error);
-            },
-          );
-        });
-      } catch (error) {
-        reject(error);
-        return;
-      }
-      if (started || signal === undefined) return;
-      unwatch = watchAbort(signal, () => {
-        if (started) return;
-        leave();
-        reject(signal.reason);
-      });
-    });
+    return executeAdmitted(
+      "adaptiveLimit",
+      (start: (permit: LimitPermit) => void) => this.acquire(start),
+      fn,
+      signal,
+      (permit, ok, outcome) => (ok ? permit.success() : permit.failure(outcome)),
+    );
   }
 }
 

@@ -5,7 +5,7 @@
  * a token will be there (`retryAfter`), which the retry loop waits for as it waits for a server's
  * `Retry-After`. Over any span of T ms it lets through at most `burst + rate × T / per` calls.
  */
-import { watchAbort } from "../core/abort.js";
+import { executeAdmitted, WaitLine } from "../core/admission.js";
 import { type CancelTimer, type Clock, systemClock } from "../core/clock.js";
 import { OptionError, RETRY_AFTER } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, safeCall, warnOnce } from "../core/events.js";
@@ -66,13 +66,10 @@ export interface RateLimiterState {
   readonly queued: number;
 }
 
-/** One waiting call: a node of the queue (a doubly linked list). */
+/** One waiting call. */
 interface Waiter {
-  start: ((waited: number) => void) | undefined;
-  since: number;
-  prev: Waiter | undefined;
-  next: Waiter | undefined;
-  done: boolean;
+  readonly start: (waited: number) => void;
+  readonly since: number;
 }
 
 /** Leaves the queue (a waiting call that no longer wants its token); nothing once it has its token. */
@@ -125,9 +122,7 @@ export class RateLimiter {
   #tokens: number;
   /** When `#tokens` was last brought up to date. */
   #at: number;
-  #queued = 0;
-  #head: Waiter | undefined;
-  #tail: Waiter | undefined;
+  readonly #line = new WaitLine<Waiter>();
   #cancelTimer: CancelTimer | undefined;
 
   constructor(options: RateLimiterOptions) {
@@ -163,7 +158,7 @@ export class RateLimiter {
 
   /** Calls waiting now. */
   get queued(): number {
-    return this.#queued;
+    return this.#line.size;
   }
 
   /** Tokens in the bucket now. */
@@ -174,7 +169,7 @@ export class RateLimiter {
 
   /** Its state now: tokens and calls waiting. */
   snapshot(): RateLimiterState {
-    return { tokens: this.tokens, queued: this.#queued };
+    return { tokens: this.tokens, queued: this.#line.size };
   }
 
   /** Listens to `acquired`, `queued` or `rejected` until the handle is disposed. */
@@ -201,52 +196,33 @@ export class RateLimiter {
   acquire(start: (waited: number) => void): Leave {
     const now = this.#clock.now();
     this.#refill(now);
-    if (this.#queued === 0 && this.#tokens >= 1) {
+    const line = this.#line;
+    if (line.size === 0 && this.#tokens >= 1) {
       this.#tokens -= 1;
       if (this.#events.has("acquired")) this.#events.emit("acquired", { waited: 0 });
       start(0);
       return noop;
     }
     // This call's token comes after those of the calls already waiting.
-    const wait = this.#until(this.#queued + 1);
-    if (this.#queued >= this.queue || wait > this.maxWait) {
+    const wait = this.#until(line.size + 1);
+    if (line.size >= this.queue || wait > this.maxWait) {
       if (this.#events.has("rejected")) {
-        this.#events.emit("rejected", { retryAfter: wait, queued: this.#queued });
+        this.#events.emit("rejected", { retryAfter: wait, queued: line.size });
       }
       throw new RateLimitedError(wait, this.rate, this.per);
     }
-    const waiter: Waiter = { start, since: now, prev: this.#tail, next: undefined, done: false };
-    if (this.#tail === undefined) this.#head = waiter;
-    else this.#tail.next = waiter;
-    this.#tail = waiter;
-    this.#queued += 1;
-    if (this.#events.has("queued")) this.#events.emit("queued", { position: this.#queued, wait });
+    const node = line.join({ start, since: now });
+    if (this.#events.has("queued")) this.#events.emit("queued", { position: line.size, wait });
     this.#arm();
-    return () => this.#leave(waiter);
-  }
-
-  #leave(waiter: Waiter): void {
-    if (waiter.done) return;
-    waiter.done = true;
-    this.#unlink(waiter);
-    // Nobody left to wait for a token: no timer either.
-    if (this.#head === undefined) this.#disarm();
-  }
-
-  #unlink(waiter: Waiter): void {
-    if (waiter.prev === undefined) this.#head = waiter.next;
-    else waiter.prev.next = waiter.next;
-    if (waiter.next === undefined) this.#tail = waiter.prev;
-    else waiter.next.prev = waiter.prev;
-    waiter.prev = undefined;
-    waiter.next = undefined;
-    waiter.start = undefined;
-    this.#queued -= 1;
+    return () => {
+      // Nobody left to wait for a token: no timer either.
+      if (line.leave(node) && line.size === 0) this.#disarm();
+    };
   }
 
   /** Sets the timer for the first waiter's token, unless one is set. */
   #arm(): void {
-    if (this.#cancelTimer !== undefined || this.#head === undefined) return;
+    if (this.#cancelTimer !== undefined || this.#line.size === 0) return;
     this.#cancelTimer = this.#clock.setTimer(this.#until(1), () => {
       this.#cancelTimer = undefined;
       this.#serve();
@@ -263,13 +239,10 @@ export class RateLimiter {
   #serve(): void {
     const now = this.#clock.now();
     this.#refill(now);
-    while (this.#head !== undefined && this.#tokens >= 1) {
-      const waiter = this.#head;
-      const start = waiter.start as (waited: number) => void;
-      waiter.done = true;
-      this.#unlink(waiter);
+    while (this.#line.size > 0 && this.#tokens >= 1) {
+      const { start, since } = this.#line.shift() as Waiter;
       this.#tokens -= 1;
-      const waited = Math.max(0, now - waiter.since);
+      const waited = Math.max(0, now - since);
       if (this.#events.has("acquired")) this.#events.emit("acquired", { waited });
       safeCall(this.#onCallbackError, "start", () => start(waited));
     }
@@ -287,37 +260,7 @@ export class RateLimiter {
    * const body = await limiter.execute((signal) => fetch(url, { signal }), request.signal);
    */
   execute<T>(fn: (signal?: AbortSignal) => T | PromiseLike<T>, signal?: AbortSignal): Promise<T> {
-    if (typeof fn !== "function")
-      return Promise.reject(new OptionError("rateLimiter.execute: fn", fn, "a function"));
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<T>((resolve, reject) => {
-      let started = false;
-      let unwatch: () => void = noop;
-      let leave: Leave;
-      try {
-        leave = this.acquire(() => {
-          started = true;
-          unwatch();
-          let result: T | PromiseLike<T>;
-          try {
-            result = fn(signal);
-          } catch (error) {
-            reject(error);
-            return;
-          }
-          Promise.resolve(result).then(resolve, reject);
-        });
-      } catch (error) {
-        reject(error);
-        return;
-      }
-      if (started || signal === undefined) return;
-      unwatch = watchAbort(signal, () => {
-        if (started) return;
-        leave();
-        reject(signal.reason);
-      });
-    });
+    return executeAdmitted("rateLimiter", (start) => this.acquire(start), fn, signal);
   }
 }
 
