@@ -14,7 +14,15 @@ import { CHART_CONFIG, load, renderSpec } from "../src/cli/render.js";
 import { type RunResult, simulate } from "../src/sim/simulate.js";
 
 const PEERS = ["p-retry", "async-retry", "exponential-backoff", "cockatiel"];
-const OURS = ["robustly", "robustly-no-budget", "robustly-budget", "robustly-breaker"];
+const OURS = [
+  "robustly",
+  "robustly-no-budget",
+  "robustly-budget",
+  "robustly-breaker",
+  "robustly-gradient2",
+  "robustly-vegas",
+  "robustly-aimd",
+];
 /** How much later than the best peer's the shipped default's goodput may come back, ms. */
 const GOODPUT_MARGIN = 250;
 

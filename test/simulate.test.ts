@@ -202,7 +202,7 @@ describe("simulate", () => {
       'scenario must be one of outage, contention, amplification, throttled-store, metastable, fleet; got "storm"',
     );
     expect(() => simulate({ strategies: ["fixed", "yolo"] })).toThrow(
-      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-no-budget, robustly-budget, robustly-breaker, robustly-retry-breaker; got "yolo"',
+      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-no-budget, robustly-budget, robustly-breaker, robustly-retry-breaker, robustly-gradient2, robustly-vegas, robustly-aimd; got "yolo"',
     );
     expect(() => simulate({ clients: [0] })).toThrow(OptionError);
     expect(() => simulate({ outage: { start: 290_000, length: 20_000 } })).toThrow("outage must be a window");
@@ -356,6 +356,43 @@ describe("robustly's defaults on the outage (docs/defaults.md, small: 80 s, thre
     expect(Math.round(calm.successRate * calm.logicalRequests) + calm.unfinished).toBe(calm.logicalRequests);
     expect(calm.amplification).toBe(1);
     expect(calm.successRate).toBe(calmWithout.successRate);
+  });
+});
+
+describe("an adaptive concurrency limit on the outage (docs/defaults.md, small: 80 s, three seeds)", () => {
+  const small = { duration: 80_000, outage: { start: 20_000, length: 30_000 } } as const;
+  const peers = ["p-retry", "async-retry", "exponential-backoff", "cockatiel"];
+
+  it("holds the server's peak far below every peer's default and the budget alone, and changes nothing without the outage", () => {
+    for (const seed of [1, 2, 3]) {
+      const by = Object.fromEntries(
+        simulate({
+          ...small,
+          strategies: ["robustly", "robustly-aimd", "robustly-gradient2", ...peers],
+          seed,
+        }).runs.map((r) => [r.strategy, r]),
+      );
+      for (const limited of ["robustly-aimd", "robustly-gradient2"]) {
+        const peak = (by[limited] as RunResult).peakConcurrency;
+        expect(peak).toBeLessThan(0.3 * (by.robustly as RunResult).peakConcurrency);
+        for (const peer of peers) expect(peak).toBeLessThan((by[peer] as RunResult).peakConcurrency);
+        expect((by[limited] as RunResult).recovered).toBe(true);
+      }
+    }
+    const calm = simulate({
+      ...small,
+      outage: null,
+      strategies: ["robustly", "robustly-aimd"],
+      seed: 1,
+    }).runs;
+    expect(calm[1]?.successRate).toBe(calm[0]?.successRate);
+    expect(calm[1]?.amplification).toBe(1);
+  });
+
+  it("is not run by default, and is named by --strategies", () => {
+    const names = simulate({ ...small, clients: [50] }).runs.map((r) => r.strategy);
+    expect(names).not.toContain("robustly-aimd");
+    expect(names).toContain("robustly");
   });
 });
 

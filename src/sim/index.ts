@@ -48,10 +48,12 @@ export {
 } from "./simulate.js";
 export { runInSlices, SLICE_MS } from "./sliced.js";
 export {
+  ADAPTIVE_STRATEGIES,
   AMPLIFICATION_STRATEGIES,
   AWS_STUDY_STRATEGIES,
   CONTENTION_STRATEGIES,
   METASTABLE_STRATEGIES,
+  OUTAGE_ALL,
   OUTAGE_STRATEGIES,
   OUTAGE_WITH_GUARDS,
   type Strategy,

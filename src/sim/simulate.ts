@@ -28,7 +28,7 @@ import {
   AMPLIFICATION_STRATEGIES,
   CONTENTION_STRATEGIES,
   METASTABLE_STRATEGIES,
-  OUTAGE_WITH_GUARDS,
+  OUTAGE_ALL,
   type Strategy,
   THROTTLED_STRATEGIES,
 } from "./strategies.js";
@@ -37,7 +37,7 @@ export type { RunResult } from "./results.js";
 export type { ServerKind } from "./scenarios/scenario.js";
 
 export const SCENARIOS = {
-  outage: OUTAGE_WITH_GUARDS,
+  outage: OUTAGE_ALL,
   contention: CONTENTION_STRATEGIES,
   amplification: AMPLIFICATION_STRATEGIES,
   "throttled-store": THROTTLED_STRATEGIES,

@@ -7,12 +7,15 @@ import { backoff } from "../backoff/index.js";
 import { type CircuitBreaker, circuitBreaker } from "../breaker/circuit-breaker.js";
 import { type RetryBudget, retryBudget } from "../budget/retry-budget.js";
 import type { Clock } from "../core/clock.js";
+import { TimeoutError } from "../core/errors.js";
 import type { Random } from "../core/random.js";
 import { jitter } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
+import { type AdaptiveLimit, adaptiveLimit } from "../limit/adaptive-limit.js";
 import { DEFAULTS, type RetryPolicy } from "../policy/options.js";
 import type { SharingOptions } from "../store/replica.js";
 import { retryBreaker } from "./retry-breaker.js";
+import { isSimulatedTimeout } from "./timeout.js";
 
 /** A named retry policy and where its numbers come from. */
 export interface Strategy {
@@ -37,6 +40,11 @@ export interface Strategy {
    * the libraries and experiments they stand for have none.
    */
   readonly defaultBudget?: true;
+  /**
+   * An adaptive concurrency limit that all clients of one run share (made afresh for each run), between
+   * the retry step and the per-attempt timeout: it hears each attempt's latency, and a timeout as a drop.
+   */
+  readonly limit?: (clock: Clock) => AdaptiveLimit;
   /** A retry budget or a circuit breaker that all clients of one run share (made afresh for each run). */
   readonly guards?: (clock: Clock, random: Random) => { budget?: RetryBudget; breaker?: CircuitBreaker };
 }
@@ -220,6 +228,27 @@ export const OUTAGE_WITH_GUARDS: readonly Strategy[] = [
   },
   ...guarded(robustlyDefaults),
 ];
+
+/** A simulated attempt's timeout, or the library's: a drop to an adaptive limit. */
+const timedOut = (error: unknown) => isSimulatedTimeout(error) || error instanceof TimeoutError;
+
+/**
+ * robustly's defaults (their budget too) with an adaptive concurrency limit of each algorithm, shared by the
+ * clients (the limit's defaults: from 20, within [1, 1000], no queue: a call over the limit is refused at
+ * once, and its retry waits its backoff).
+ */
+export const ADAPTIVE_STRATEGIES: readonly Strategy[] = (["gradient2", "vegas", "aimd"] as const).map(
+  (algorithm) => ({
+    ...robustlyDefaults,
+    name: `robustly-${algorithm}`,
+    description: `${robustlyDefaults.description}; an adaptive concurrency limit (${algorithm}) shared by the clients, a timeout its drop`,
+    source: "robustly's adaptiveLimit() with its defaults",
+    limit: (clock: Clock) => adaptiveLimit({ algorithm, clock, isDrop: timedOut }),
+  }),
+);
+
+/** Every strategy of the outage scenario: those it runs by default, and the adaptive limits. */
+export const OUTAGE_ALL: readonly Strategy[] = [...OUTAGE_WITH_GUARDS, ...ADAPTIVE_STRATEGIES];
 
 /** AWS's experiment ("Exponential Backoff And Jitter", 2015): base 5 ms, cap 2 s, retries until the write lands. */
 const contention = (b: RetryPolicy["backoff"], j: RetryPolicy["jitter"]): RetryPolicy => ({

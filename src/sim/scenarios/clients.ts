@@ -5,6 +5,7 @@
  */
 import { Eventual, type OutcomeListener, settleWith } from "../../core/invoke.js";
 import type { Random } from "../../core/random.js";
+import { AdaptiveLimitStep } from "../../limit/step.js";
 import { Scope } from "../../pipeline/context.js";
 import { Pipeline } from "../../pipeline/pipeline.js";
 import { retryPipeline } from "../../retry/retry.js";
@@ -45,9 +46,13 @@ export function populate(sim: Simulation, recorder: Recorder, p: Population): vo
   const timed = p.timeout >= 0 && p.timeout < Number.POSITIVE_INFINITY;
   // Timeouts are counted as they elapse, by the timeout step: no retry callback runs for every failure.
   const timeout = timed ? new SimulatedTimeoutStep(p.timeout, () => recorder.timedOut(sim.now)) : undefined;
+  // An adaptive limit, shared by the clients, inside the retry step and outside the timeout.
+  const limit = p.strategy.limit?.(sim.clock);
+  const limited = limit === undefined ? [] : [new AdaptiveLimitStep(limit)];
   const pipelineOf = (policy: Strategy["policy"]) => {
     const retrying = retryPipeline<unknown>({ ...budgetOption(p.strategy), ...policy, ...guards });
-    return timeout === undefined ? retrying : new Pipeline([...retrying.steps, timeout]);
+    if (timeout === undefined && limit === undefined) return retrying;
+    return new Pipeline([...retrying.steps, ...limited, ...(timeout === undefined ? [] : [timeout])]);
   };
   const client = pipelineOf(p.strategy.policy);
   const afterThink = p.strategy.afterThink;
