@@ -311,3 +311,98 @@ describe("bad input", () => {
     }
   });
 });
+
+describe("defects found by a fault hunt", () => {
+  it("adaptiveLimit(null) fails with an OptionError, as rateLimiter(null) does", () => {
+    expect(() => adaptiveLimit(null as never)).toThrow(expect.objectContaining({ name: "OptionError" }));
+    expect(() => steps.adaptiveLimit(null as never)).toThrow(
+      expect.objectContaining({ name: "OptionError" }),
+    );
+  });
+
+  it("an algorithm whose answer throws as it is read frees the place, settles the call and serves the queue", async () => {
+    const clock = new VirtualClock();
+    const hostile: LimitAlgorithm = {
+      name: "hostile",
+      update: () =>
+        ({
+          get limit(): number {
+            throw new Error("limit getter");
+          },
+          reason: "grow",
+        }) as never,
+    };
+    const errors: string[] = [];
+    const limit = adaptiveLimit({
+      algorithm: hostile,
+      initial: 1,
+      max: 1,
+      queue: 1,
+      clock,
+      onCallbackError: (e) => errors.push((e as Error).message),
+    });
+    const first = limit.execute(taking(clock, 10));
+    const second = limit.execute(() => "second");
+    await clock.runAll();
+    expect(await first).toBe(10);
+    expect(await second).toBe("second");
+    expect(errors).toContain("limit getter");
+    expect(limit.snapshot()).toMatchObject({ inFlight: 0, queued: 0 });
+  });
+
+  it("a caller whose signal aborts while it joins the queue leaves at once, and its operation never runs", async () => {
+    const clock = new VirtualClock();
+    const limit = adaptiveLimit({ initial: 1, max: 1, queue: 5, clock });
+    const first = limit.execute(taking(clock, 10));
+    const controller = new AbortController();
+    const listening = limit.on("queued", () => controller.abort(new Error("left while queuing")));
+    let ran = false;
+    await expect(
+      limit.execute(() => {
+        ran = true;
+      }, controller.signal),
+    ).rejects.toThrow("left while queuing");
+    listening.dispose();
+    const again = new AbortController();
+    limit.on("queued", () => again.abort(new Error("left the step")));
+    const viaStep = pipeline(steps.adaptiveLimit(limit)).execute(
+      () => {
+        ran = true;
+      },
+      { clock, signal: again.signal },
+    );
+    await expect(viaStep).rejects.toThrow("left the step");
+    expect(limit.queued).toBe(0);
+    await clock.runAll();
+    await first;
+    expect(ran).toBe(false);
+  });
+
+  it("checks the algorithms' own options: aimd, vegas and gradient2 refuse a bad one, naming it", () => {
+    for (const [make, option] of [
+      [() => aimd({ backoffRatio: 5 }), "aimd: backoffRatio"],
+      [() => aimd({ backoffRatio: Number.NaN }), "aimd: backoffRatio"],
+      [() => aimd({ backofRatio: 0.5 } as never), "aimd.backofRatio"],
+      [() => vegas({ alpha: -1 }), "vegas: alpha"],
+      [() => vegas({ alpha: 6, beta: 3 }), "vegas: beta"],
+      [() => gradient2({ smoothing: 5 }), "gradient2: smoothing"],
+      [() => gradient2({ longWindow: -1 }), "gradient2: longWindow"],
+      [() => gradient2({ tolerance: 0.5 }), "gradient2: tolerance"],
+      [() => aimd("x" as never), "aimd"],
+    ] as const) {
+      expect(make, option).toThrow(expect.objectContaining({ name: "OptionError", option }));
+    }
+  });
+
+  it("Vegas and Gradient2 do not collapse after a call that took no time (a cache hit, a clock stepped back)", () => {
+    for (const make of [vegas, gradient2]) {
+      const algorithm = make();
+      let limit = 50;
+      for (let i = 0; i < 40; i++) {
+        const latency = i === 5 ? 0 : 10;
+        limit = algorithm.update(limit, { latency, inFlight: limit, dropped: false }).limit;
+      }
+      expect(limit, algorithm.name).toBeGreaterThan(50);
+    }
+  });
+});

@@ -265,6 +265,36 @@ describe("startServer", () => {
 });
 
 describe("startLoad", () => {
+  it("runs robustly's defaults under an adaptive limit (--strategy robustly-aimd): timeouts bring it down, attempts over it are refused", async () => {
+    const fast = await startServer({ minDelay: 5, tick: 5 });
+    servers.add(fast);
+    const load = startLoad({
+      url: fast.url,
+      clients: 20,
+      think: 20,
+      timeout: 1000,
+      strategy: "robustly-aimd",
+    });
+    loads.add(load);
+    await sleep(500);
+    const summary = await load.stop();
+    expect(summary.ok).toBeGreaterThan(50);
+    expect(summary.timedOut).toBe(0);
+    expect(summary.inFlight).toBe(0);
+    // A slow server's timeouts are drops: the limit comes down, and attempts over it are refused at once
+    // (ConcurrencyLimitError, counted among the errors).
+    const slow = await startServer({ minDelay: 500, tick: 5 });
+    servers.add(slow);
+    const late = startLoad({ url: slow.url, clients: 30, think: 1, timeout: 50, strategy: "robustly-aimd" });
+    loads.add(late);
+    await sleep(400);
+    const limited = await late.stop();
+    expect(limited.ok).toBe(0);
+    expect(limited.timedOut).toBeGreaterThan(0);
+    expect(limited.errors).toBeGreaterThan(0);
+    expect(limited.inFlight).toBe(0);
+  });
+
   it("counts successes, errors and timeouts, and stops everything", async () => {
     const fast = await startServer({ minDelay: 5, tick: 5 });
     servers.add(fast);

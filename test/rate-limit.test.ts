@@ -280,3 +280,125 @@ describe("bad input", () => {
     expect(await limiter.execute(() => 4)).toBe(4);
   });
 });
+
+describe("defects found by a fault hunt", () => {
+  it("a clock that read NaN when the limiter was made gives tokens again once it reads a number", async () => {
+    const readings = [Number.NaN];
+    let now = 0;
+    const clock: Clock = {
+      now: () => (readings.length > 0 ? (readings.shift() as number) : now),
+      setTimer: () => () => {},
+    };
+    const limiter = rateLimiter({ rate: 1, burst: 1, clock });
+    expect(await limiter.execute(() => 1)).toBe(1);
+    now = 5000;
+    expect(await limiter.execute(() => 2)).toBe(2);
+  });
+
+  it("with a bucket of one, waiters start when their token is due, and a caller back at retryAfter finds its token", async () => {
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ rate: 3, per: 10_000, burst: 1, queue: 300, maxWait: 10_000, clock });
+    const starts: number[] = [];
+    await limiter.execute(() => 0);
+    const waits: number[] = [];
+    limiter.on("queued", ({ wait }) => waits.push(wait));
+    const waiting = [1, 2, 3].map(() => limiter.execute(() => starts.push(clock.now())));
+    const refused = (await limiter.execute(() => 0).catch((e: unknown) => e)) as RateLimitedError;
+    await clock.runAll();
+    await Promise.all(waiting);
+    // Each starts at its token's time, within the ms its wait was rounded up to.
+    expect(waits).toEqual([3334, 6667, 10000]);
+    starts.forEach((start, i) => {
+      expect(start).toBeLessThanOrEqual(waits[i] as number);
+      expect(start).toBeGreaterThan((waits[i] as number) - 1);
+    });
+    await clock.advance(refused.retryAfter - clock.now());
+    expect(await limiter.execute(() => "in")).toBe("in");
+  });
+
+  it("a start that throws at once gives its token back", () => {
+    const limiter = rateLimiter({ rate: 1, burst: 1, clock: new VirtualClock() });
+    expect(() =>
+      limiter.acquire(() => {
+        throw new Error("start broke");
+      }),
+    ).toThrow("start broke");
+    expect(limiter.tokens).toBe(1);
+  });
+
+  it("a caller whose signal aborts while it joins the queue (a queued listener aborts it) leaves at once, and its operation never runs", async () => {
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ rate: 1, burst: 1, queue: 5, clock });
+    await limiter.execute(() => 0);
+    const controller = new AbortController();
+    const listening = limiter.on("queued", () => controller.abort(new Error("left while queuing")));
+    let ran = false;
+    const call = limiter.execute(() => {
+      ran = true;
+    }, controller.signal);
+    await expect(call).rejects.toThrow("left while queuing");
+    listening.dispose();
+    expect(limiter.queued).toBe(0);
+    await clock.runAll();
+    expect(ran).toBe(false);
+    const step = pipeline(steps.rateLimit(limiter));
+    const again = new AbortController();
+    const stepListening = limiter.on("queued", () => again.abort(new Error("left the step")));
+    let stepRan = false;
+    const stepCall = step.execute(
+      () => {
+        stepRan = true;
+      },
+      { clock, signal: again.signal },
+    );
+    await expect(stepCall).rejects.toThrow("left the step");
+    stepListening.dispose();
+    expect(limiter.queued).toBe(0);
+    await clock.runAll();
+    expect(stepRan).toBe(false);
+  });
+
+  it("the retry loop waits an error's RETRY_AFTER only when it is a number of ms, at most 2^31 - 1; other values and a getter that throws are ignored", async () => {
+    for (const [hint, expected] of [
+      [Number.POSITIVE_INFINITY, [0, 100]],
+      [{ exactly: 0 }, [0, 100]],
+      ["5000", [0, 100]],
+      [Number.NaN, [0, 100]],
+      [-1, [0, 100]],
+      [250, [0, 350]],
+    ] as const) {
+      const clock = new VirtualClock();
+      const starts: number[] = [];
+      const error = Object.assign(new Error("limited"), { [RETRY_AFTER]: hint });
+      const call = retry(
+        () => {
+          starts.push(clock.now());
+          if (starts.length === 1) throw error;
+          return "ok";
+        },
+        { clock, maxRetries: 1, backoff: backoff.constant({ base: 100 }), jitter: jitter.none() },
+      );
+      await clock.runAll();
+      expect(await call, String(hint)).toBe("ok");
+      expect(starts, String(hint)).toEqual(expected);
+    }
+    const clock = new VirtualClock();
+    const hostile = new Error("hostile");
+    Object.defineProperty(hostile, RETRY_AFTER, {
+      get() {
+        throw new Error("getter boom");
+      },
+    });
+    let n = 0;
+    const call = retry(
+      () => {
+        n += 1;
+        if (n === 1) throw hostile;
+        return "ok";
+      },
+      { clock, maxRetries: 1, backoff: backoff.constant({ base: 100 }), jitter: jitter.none() },
+    );
+    await clock.runAll();
+    expect(await call).toBe("ok");
+  });
+});

@@ -8,11 +8,13 @@
  */
 import { setMaxListeners } from "node:events";
 import { parseArgs } from "node:util";
+import { systemClock } from "../core/clock.js";
 import { OptionError, TimeoutError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
+import type { AdaptiveLimit } from "../limit/adaptive-limit.js";
 import type { RetryOptions, RetryPolicy } from "../policy/options.js";
 import { retry } from "../retry/retry.js";
-import { budgetOption, OUTAGE_STRATEGIES } from "../sim/strategies.js";
+import { ADAPTIVE_STRATEGIES, budgetOption, OUTAGE_STRATEGIES } from "../sim/strategies.js";
 import { duration, integer, oneOf, UsageError } from "./args.js";
 import { commandProgress } from "./progress.js";
 import { isLoopback } from "./serve.js";
@@ -22,7 +24,9 @@ export const MAX_CLIENTS = 10_000;
 /** The most redirects one attempt follows, each to a loopback URL; one more is a failed attempt. */
 export const MAX_REDIRECTS = 5;
 
-const STRATEGY_NAMES = OUTAGE_STRATEGIES.map((s) => s.name);
+/** The strategies `--strategy` names: the outage's clients, and robustly's defaults with an adaptive limit. */
+const LOAD_STRATEGIES = [...OUTAGE_STRATEGIES, ...ADAPTIVE_STRATEGIES];
+const STRATEGY_NAMES = LOAD_STRATEGIES.map((s) => s.name);
 
 export const LOAD_HELP = `robustly load: clients that think, call and retry with robustly, for real
 
@@ -42,7 +46,7 @@ Durations take a unit (1.5s, 200ms, 2m); a bare number is in ms.
   -h, --help       this help
 
 Strategies:
-${OUTAGE_STRATEGIES.map((s) => `  ${s.name.padEnd(20)} ${s.description}`).join("\n")}
+${LOAD_STRATEGIES.map((s) => `  ${s.name.padEnd(20)} ${s.description}`).join("\n")}
 
 Every interval it prints the attempts per second that succeeded (OK), failed (errors) and timed out.
 It never leaves loopback: it follows a redirect (at most ${MAX_REDIRECTS} per attempt) only to another
@@ -140,7 +144,7 @@ export function loopbackUrl(text: string): URL | undefined {
  * (the clients of the experiments and the peers' defaults) run without one, as those clients do.
  */
 function policyFor(name: string): (RetryPolicy & { budget?: false }) | undefined {
-  const strategy = OUTAGE_STRATEGIES.find((s) => s.name === name);
+  const strategy = LOAD_STRATEGIES.find((s) => s.name === name);
   return strategy === undefined ? undefined : { ...budgetOption(strategy), ...strategy.policy };
 }
 
@@ -148,6 +152,8 @@ interface Resolved {
   url: string;
   clients: number;
   policy: RetryPolicy & { budget?: false };
+  /** The strategy's adaptive concurrency limit, shared by the clients (the robustly-<algorithm> rows). */
+  limit: AdaptiveLimit | undefined;
   think: number;
   timeout: number;
   random: Random;
@@ -165,9 +171,11 @@ function resolveLoadOptions(o: LoadOptions): Resolved {
   if (!(Number.isInteger(clients) && clients >= 1 && clients <= MAX_CLIENTS))
     throw new OptionError("clients", clients, `an integer in [1, ${MAX_CLIENTS}]`);
   let policy = o.policy;
+  let limit: AdaptiveLimit | undefined;
   if (policy === undefined) {
     const name = o.strategy ?? "fixed";
     policy = policyFor(name);
+    limit = LOAD_STRATEGIES.find((s) => s.name === name)?.limit?.(systemClock);
     if (policy === undefined) throw new OptionError("strategy", name, `one of ${STRATEGY_NAMES.join(", ")}`);
   } else if (typeof policy !== "object" || policy === null) {
     throw new OptionError("policy", policy, "a retry policy object");
@@ -180,7 +188,7 @@ function resolveLoadOptions(o: LoadOptions): Resolved {
     throw new OptionError("timeout", timeout, "a number of ms in (0, 3600000]");
   const random = o.random ?? systemRandom;
   if (typeof random !== "function") throw new OptionError("random", random, "a function returning [0, 1)");
-  return { url: url.href, clients, policy, think, timeout, random };
+  return { url: url.href, clients, policy, limit, think, timeout, random };
 }
 
 /** Waits an exponentially distributed time of mean `mean` ms, or until `signal` aborts. */
@@ -260,6 +268,14 @@ export function startLoad(options: LoadOptions): RunningLoad {
     }
   };
 
+  // Under a strategy's adaptive limit, each attempt takes a place first (or is refused, and retried after
+  // its backoff); its timeout is a drop.
+  const limit = o.limit;
+  const limited =
+    limit === undefined
+      ? attempt
+      : (context: { signal: AbortSignal }) => limit.execute(() => attempt(context), context.signal);
+
   const think = () => thinkTime(o.random, o.think, signal);
 
   const client = async (): Promise<void> => {
@@ -269,7 +285,7 @@ export function startLoad(options: LoadOptions): RunningLoad {
       counts.requests += 1;
       counts.inFlight += 1;
       try {
-        await retry(attempt, retryOptions);
+        await retry(limited, retryOptions);
       } catch {
         // Gave up (a policy with a retry limit) or stopped: either way, on to the next request.
       } finally {

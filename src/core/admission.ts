@@ -106,6 +106,12 @@ export function executeAdmitted<T, P>(
       return;
     }
     if (started || signal === undefined) return;
+    // Aborted while it joined the line (by a listener of the limiter's events).
+    if (signal.aborted) {
+      leave();
+      reject(signal.reason);
+      return;
+    }
     unwatch = watchAbort(signal, () => {
       if (started) return;
       leave();

@@ -91,7 +91,7 @@ const isTimeout = (error: unknown) => error instanceof TimeoutError;
 
 /** Checks an adaptive limit's options, naming each bad one under `where`. */
 export function checkAdaptiveLimitOptions(where: string, options: unknown): Checked {
-  const given = options ?? {};
+  const given = options === undefined ? {} : options;
   if (typeof given !== "object" || given === null) {
     throw new OptionError(where, options, "an object { algorithm?, min?, max?, initial?, queue?, isDrop? }");
   }
@@ -230,8 +230,11 @@ export class AdaptiveLimit {
       if (ended) return;
       ended = true;
       this.#inFlight -= 1;
-      if (sample) this.#sample(this.#clock.now() - started, inFlight, dropped);
-      this.#serve();
+      try {
+        if (sample) this.#sample(this.#clock.now() - started, inFlight, dropped);
+      } finally {
+        this.#serve();
+      }
     };
     return {
       success: () => end(true, false),
@@ -254,16 +257,27 @@ export class AdaptiveLimit {
   #sample(latency: number, inFlight: number, dropped: boolean): void {
     if (!Number.isFinite(latency)) return;
     const from = this.limit;
-    let update: ReturnType<LimitAlgorithm["update"]> | undefined;
+    let next: unknown;
+    let reason: unknown;
+    // The algorithm's answer is read inside the guard too: a custom one may answer with getters that throw.
     safeCall(this.#onCallbackError, "algorithm", () => {
-      update = this.#algorithm.update(this.#limit, { latency: Math.max(0, latency), inFlight, dropped });
+      const update = this.#algorithm.update(this.#limit, {
+        latency: Math.max(0, latency),
+        inFlight,
+        dropped,
+      });
+      next = update?.limit;
+      reason = update?.reason;
     });
-    const next = update?.limit;
     if (typeof next !== "number" || !Number.isFinite(next)) return;
     this.#limit = Math.min(this.max, Math.max(this.min, next));
     const to = this.limit;
     if (to !== from && this.#events.has("change"))
-      this.#events.emit("change", { from, to, reason: (update as { reason: LimitReason }).reason });
+      this.#events.emit("change", {
+        from,
+        to,
+        reason: typeof reason === "string" ? (reason as LimitReason) : "grow",
+      });
   }
 
   /** Hands free places to the waiters at the head of the line, in order. */

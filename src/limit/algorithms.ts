@@ -15,6 +15,20 @@
  *   latency at that level lets it grow by the allowance.
  */
 
+import { OptionError } from "../core/errors.js";
+import { checkKeys, read } from "../core/schema.js";
+import { AIMD_CHECKS, GRADIENT2_CHECKS, VEGAS_CHECKS } from "./checks.js";
+
+/** Checks an algorithm's options (an object or nothing), naming each bad one. */
+function options<O extends object>(checks: typeof AIMD_CHECKS, given: unknown): O {
+  if (given === undefined) return {} as O;
+  if (typeof given !== "object" || given === null)
+    throw new OptionError(checks.where, given, "an object of its options, or nothing");
+  checkKeys(checks, given, checks.where);
+  for (const key of Object.keys(checks.fields)) read(checks, key, (given as Record<string, unknown>)[key]);
+  return given as O;
+}
+
 /** One finished call, as an algorithm hears it. */
 export interface LimitSample {
   /** Its latency, ms, finite and >= 0. */
@@ -51,8 +65,8 @@ export interface AimdOptions {
  * AIMD: +1 for each call that finished undropped while at least half the limit was in flight (a limit
  * that is not in use is not evidence of room), × `backoffRatio` for a dropped one.
  */
-export function aimd(options: AimdOptions = {}): LimitAlgorithm {
-  const ratio = options.backoffRatio ?? 0.9;
+export function aimd(given?: AimdOptions): LimitAlgorithm {
+  const ratio = options<AimdOptions>(AIMD_CHECKS, given).backoffRatio ?? 0.9;
   return {
     name: "aimd",
     update: (limit, sample) => {
@@ -79,14 +93,19 @@ const step = (limit: number) => Math.max(1, Math.log10(limit));
  * latest). Below alpha × log10(limit) queued, +log10(limit); above beta × log10(limit), −log10(limit);
  * a drop, −log10(limit) too.
  */
-export function vegas(options: VegasOptions = {}): LimitAlgorithm {
-  const alpha = options.alpha ?? 3;
-  const beta = options.beta ?? 6;
+export function vegas(given?: VegasOptions): LimitAlgorithm {
+  const o = options<VegasOptions>(VEGAS_CHECKS, given);
+  const alpha = o.alpha ?? 3;
+  const beta = o.beta ?? 6;
+  if (beta < alpha) throw new OptionError("vegas: beta", beta, `a number at least alpha (${alpha})`);
   let shortest = Number.POSITIVE_INFINITY;
   return {
     name: "vegas",
     update: (limit, sample) => {
       if (sample.dropped) return { limit: limit - step(limit), reason: "drop" };
+      // A call that took no time (a cache hit, a clock stepped back) says nothing of the server's queue,
+      // and as the shortest latency it would make every later one look like a full queue.
+      if (!(sample.latency > 0)) return { limit, reason: "grow" };
       shortest = Math.min(shortest, sample.latency);
       // A latency of 0 (or one as short as ever) means nothing queued.
       const queued = sample.latency > shortest ? limit * (1 - shortest / sample.latency) : 0;
@@ -115,15 +134,18 @@ export interface Gradient2Options {
  * A dropped call takes the gradient's floor, 0.5. While under half the limit is in flight, the limit does
  * not grow.
  */
-export function gradient2(options: Gradient2Options = {}): LimitAlgorithm {
-  const tolerance = options.tolerance ?? 1.5;
-  const smoothing = options.smoothing ?? 0.2;
-  const weight = 2 / ((options.longWindow ?? 600) + 1);
+export function gradient2(given?: Gradient2Options): LimitAlgorithm {
+  const o = options<Gradient2Options>(GRADIENT2_CHECKS, given);
+  const tolerance = o.tolerance ?? 1.5;
+  const smoothing = o.smoothing ?? 0.2;
+  const weight = 2 / ((o.longWindow ?? 600) + 1);
   let long: number | undefined;
   return {
     name: "gradient2",
     update: (limit, sample) => {
       const latest = sample.latency;
+      // A call that took no time says nothing of the latency's level: it is left out of the average.
+      if (!(latest > 0) && !sample.dropped) return { limit, reason: "grow" };
       long = long === undefined ? latest : long + (latest - long) * weight;
       if (long > 2 * latest) long = latest;
       // A drop is congestion whatever its latency: the gradient's floor.

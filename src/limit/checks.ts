@@ -22,3 +22,34 @@ export const LIMIT_CHECKS: Checks = {
     onCallbackError: { kind: { type: "function" } },
   },
 };
+
+/** `aimd(options)`. */
+export const AIMD_CHECKS: Checks = {
+  name: "aimd",
+  where: "aimd",
+  label: (key) => `aimd: ${key}`,
+  fields: { backoffRatio: { kind: { type: "number", min: 0.5, max: 1, exclusive: false } } },
+};
+
+/** `vegas(options)`. */
+export const VEGAS_CHECKS: Checks = {
+  name: "vegas",
+  where: "vegas",
+  label: (key) => `vegas: ${key}`,
+  fields: {
+    alpha: { kind: { type: "number", min: 0, max: 1e6 } },
+    beta: { kind: { type: "number", min: 0, max: 1e6 } },
+  },
+};
+
+/** `gradient2(options)`. */
+export const GRADIENT2_CHECKS: Checks = {
+  name: "gradient2",
+  where: "gradient2",
+  label: (key) => `gradient2: ${key}`,
+  fields: {
+    tolerance: { kind: { type: "number", min: 1, max: 100 } },
+    smoothing: { kind: { type: "number", min: 0, max: 1, exclusive: true } },
+    longWindow: { kind: { type: "integer", min: 1, max: 1e6 } },
+  },
+};

@@ -54,6 +54,14 @@ export class AdaptiveLimitStep implements Step {
       );
     });
     if (done) return out;
+    if (scope.aborted) {
+      // Aborted while it took its place or joined the queue (by a listener of the limit's events).
+      finish();
+      if (held === undefined) leave();
+      else held.ignore();
+      out.reject(scope.reason);
+      return out;
+    }
     unhook = scope.onAbort(() => {
       if (done) return;
       finish();

@@ -110,8 +110,16 @@ export class RetryState {
       const rule = index === this.#policies.length - 1 ? -1 : index;
       delay = generatedDelay(policy.delayFrom(outcome, { ...at, delay, rule }), delay);
     } else if (error !== null && typeof error === "object" && RETRY_AFTER in error) {
-      // The error's own word on when to retry (a rate limiter's), as a server's Retry-After is read.
-      delay = generatedDelay((error as { [RETRY_AFTER]: unknown })[RETRY_AFTER] as DelayAnswer, delay);
+      // The error's own word on when to retry (a rate limiter's), as a server's Retry-After is read: a
+      // number of ms alone (capped as every delay is); anything else, or a getter that throws, is no word.
+      let wait: unknown;
+      try {
+        wait = (error as { [RETRY_AFTER]: unknown })[RETRY_AFTER];
+      } catch {
+        wait = undefined;
+      }
+      if (typeof wait === "number" && wait >= 0 && wait < Number.POSITIVE_INFINITY)
+        delay = generatedDelay(wait, delay);
     }
     const spent = policy.maxElapsedCountsWait ? at.elapsed + delay : at.elapsed;
     return spent > policy.maxElapsed ? "elapsed" : { policy: index, delay };

@@ -151,7 +151,8 @@ export class RateLimiter {
     if (now > this.#at) {
       this.#tokens = Math.min(this.burst, this.#tokens + (now - this.#at) / this.#interval);
       this.#at = now;
-    } else if (this.#at - now > this.burst * this.#interval) {
+    } else if (this.#at - now > this.burst * this.#interval || Number.isNaN(this.#at)) {
+      // Far back, or no reading yet that was a number: go on from this one.
       this.#at = now;
     }
   }
@@ -200,7 +201,13 @@ export class RateLimiter {
     if (line.size === 0 && this.#tokens >= 1) {
       this.#tokens -= 1;
       if (this.#events.has("acquired")) this.#events.emit("acquired", { waited: 0 });
-      start(0);
+      try {
+        start(0);
+      } catch (error) {
+        // Nothing ran: the token goes back.
+        this.#tokens += 1;
+        throw error;
+      }
       return noop;
     }
     // This call's token comes after those of the calls already waiting.
@@ -223,7 +230,10 @@ export class RateLimiter {
   /** Sets the timer for the first waiter's token, unless one is set. */
   #arm(): void {
     if (this.#cancelTimer !== undefined || this.#line.size === 0) return;
-    this.#cancelTimer = this.#clock.setTimer(this.#until(1), () => {
+    // At the first waiter's token's exact time (a fraction of a ms on a virtual clock), not rounded up:
+    // a timer late by a fraction loses it, the bucket being full at that moment, and each waiter after
+    // would start that much later than the wait it was told.
+    this.#cancelTimer = this.#clock.setTimer(Math.max(0, (1 - this.#tokens) * this.#interval), () => {
       this.#cancelTimer = undefined;
       this.#serve();
     });
@@ -239,10 +249,11 @@ export class RateLimiter {
   #serve(): void {
     const now = this.#clock.now();
     this.#refill(now);
-    while (this.#line.size > 0 && this.#tokens >= 1) {
+    // A token due now may fall short of 1 by a rounding error of the float arithmetic.
+    while (this.#line.size > 0 && this.#tokens >= 1 - TOKEN_EPSILON) {
       const { start, since } = this.#line.shift() as Waiter;
-      this.#tokens -= 1;
-      const waited = Math.max(0, now - since);
+      this.#tokens = Math.max(0, this.#tokens - 1);
+      const waited = now - since > 0 ? now - since : 0;
       if (this.#events.has("acquired")) this.#events.emit("acquired", { waited });
       safeCall(this.#onCallbackError, "start", () => start(waited));
     }
@@ -265,6 +276,9 @@ export class RateLimiter {
 }
 
 function noop(): void {}
+
+/** How far below a whole token a waiter's token may be, from floating-point rounding, and still be due. */
+const TOKEN_EPSILON = 1e-9;
 
 /**
  * A rate limiter to share among calls: `steps.rateLimit(limiter)` in as many pipelines as should share

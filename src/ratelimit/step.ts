@@ -39,6 +39,12 @@ export class RateLimitStep implements Step {
     if (started) return next(scope);
     out = new Eventual<T>();
     const waiting = out;
+    if (scope.aborted) {
+      // Aborted while it joined the queue (by a listener of the limiter's events).
+      leave();
+      waiting.reject(scope.reason);
+      return waiting;
+    }
     unhook = scope.onAbort(() => {
       if (started) return;
       leave();
