@@ -22,6 +22,7 @@ const OURS = [
   "robustly-gradient2",
   "robustly-vegas",
   "robustly-aimd",
+  "robustly-rate",
 ];
 /** How much later than the best peer's the shipped default's goodput may come back, ms. */
 const GOODPUT_MARGIN = 250;

@@ -99,7 +99,7 @@ describe("robustly simulate", () => {
       ],
       [
         ["simulate", "--strategies", "fixed,yolo"],
-        'robustly: --strategies: "yolo" is not a strategy of the outage scenario; it has fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-no-budget, robustly-budget, robustly-breaker, robustly-retry-breaker, robustly-gradient2, robustly-vegas, robustly-aimd',
+        'robustly: --strategies: "yolo" is not a strategy of the outage scenario; it has fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-no-budget, robustly-budget, robustly-breaker, robustly-retry-breaker, robustly-gradient2, robustly-vegas, robustly-aimd, robustly-rate',
       ],
       [["simulate", "--clients", "ten"], 'robustly: --clients must be an integer in [1, 100000]; got "ten"'],
       [

@@ -202,7 +202,7 @@ describe("simulate", () => {
       'scenario must be one of outage, contention, amplification, throttled-store, metastable, fleet; got "storm"',
     );
     expect(() => simulate({ strategies: ["fixed", "yolo"] })).toThrow(
-      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-no-budget, robustly-budget, robustly-breaker, robustly-retry-breaker, robustly-gradient2, robustly-vegas, robustly-aimd; got "yolo"',
+      'strategies[1] must be a strategy of the outage scenario: fixed, exponential, exponential-after-think, robustly, p-retry, async-retry, exponential-backoff, cockatiel, robustly-no-budget, robustly-budget, robustly-breaker, robustly-retry-breaker, robustly-gradient2, robustly-vegas, robustly-aimd, robustly-rate; got "yolo"',
     );
     expect(() => simulate({ clients: [0] })).toThrow(OptionError);
     expect(() => simulate({ outage: { start: 290_000, length: 20_000 } })).toThrow("outage must be a window");
@@ -392,6 +392,7 @@ describe("an adaptive concurrency limit on the outage (docs/defaults.md, small: 
   it("is not run by default, and is named by --strategies", () => {
     const names = simulate({ ...small, clients: [50] }).runs.map((r) => r.strategy);
     expect(names).not.toContain("robustly-aimd");
+    expect(names).not.toContain("robustly-rate");
     expect(names).toContain("robustly");
   });
 });

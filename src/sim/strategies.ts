@@ -13,6 +13,7 @@ import { jitter } from "../jitter/index.js";
 import type { Jitter } from "../jitter/types.js";
 import { type AdaptiveLimit, adaptiveLimit } from "../limit/adaptive-limit.js";
 import { DEFAULTS, type RetryPolicy } from "../policy/options.js";
+import { type RateLimiter, rateLimiter } from "../ratelimit/rate-limiter.js";
 import type { SharingOptions } from "../store/replica.js";
 import { retryBreaker } from "./retry-breaker.js";
 import { isSimulatedTimeout } from "./timeout.js";
@@ -45,6 +46,8 @@ export interface Strategy {
    * the retry step and the per-attempt timeout: it hears each attempt's latency, and a timeout as a drop.
    */
   readonly limit?: (clock: Clock) => AdaptiveLimit;
+  /** A rate limiter that all clients of one run share (made afresh for each run), outside the adaptive limit. */
+  readonly rateLimit?: (clock: Clock) => RateLimiter;
   /** A retry budget or a circuit breaker that all clients of one run share (made afresh for each run). */
   readonly guards?: (clock: Clock, random: Random) => { budget?: RetryBudget; breaker?: CircuitBreaker };
 }
@@ -247,8 +250,21 @@ export const ADAPTIVE_STRATEGIES: readonly Strategy[] = (["gradient2", "vegas", 
   }),
 );
 
-/** Every strategy of the outage scenario: those it runs by default, and the adaptive limits. */
-export const OUTAGE_ALL: readonly Strategy[] = [...OUTAGE_WITH_GUARDS, ...ADAPTIVE_STRATEGIES];
+/**
+ * robustly's defaults (their budget too) with a rate limiter shared by the clients: 100 calls a second
+ * (the rate the 1,000 clients send at before the outage, each thinking 10 s on average), a burst of 100,
+ * no queue: an attempt over the rate is refused, and its retry waits the `retryAfter` and its backoff.
+ */
+export const RATE_LIMITED: Strategy = {
+  ...robustlyDefaults,
+  name: "robustly-rate",
+  description: `${robustlyDefaults.description}; a rate limiter of 100 attempts a second (burst 100) shared by the clients`,
+  source: "robustly's rateLimiter({ rate: 100, burst: 100 })",
+  rateLimit: (clock: Clock) => rateLimiter({ rate: 100, burst: 100, clock }),
+};
+
+/** Every strategy of the outage scenario: those it runs by default, the adaptive limits and the rate limiter. */
+export const OUTAGE_ALL: readonly Strategy[] = [...OUTAGE_WITH_GUARDS, ...ADAPTIVE_STRATEGIES, RATE_LIMITED];
 
 /** AWS's experiment ("Exponential Backoff And Jitter", 2015): base 5 ms, cap 2 s, retries until the write lands. */
 const contention = (b: RetryPolicy["backoff"], j: RetryPolicy["jitter"]): RetryPolicy => ({

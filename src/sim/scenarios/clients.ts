@@ -8,6 +8,7 @@ import type { Random } from "../../core/random.js";
 import { AdaptiveLimitStep } from "../../limit/step.js";
 import { Scope } from "../../pipeline/context.js";
 import { Pipeline } from "../../pipeline/pipeline.js";
+import { RateLimitStep } from "../../ratelimit/step.js";
 import { retryPipeline } from "../../retry/retry.js";
 import { Simulation, type Timed } from "../engine.js";
 import { FINE_MS, Recorder, recovery, recoverySignals } from "../metrics.js";
@@ -46,12 +47,17 @@ export function populate(sim: Simulation, recorder: Recorder, p: Population): vo
   const timed = p.timeout >= 0 && p.timeout < Number.POSITIVE_INFINITY;
   // Timeouts are counted as they elapse, by the timeout step: no retry callback runs for every failure.
   const timeout = timed ? new SimulatedTimeoutStep(p.timeout, () => recorder.timedOut(sim.now)) : undefined;
-  // An adaptive limit, shared by the clients, inside the retry step and outside the timeout.
+  // A rate limiter and an adaptive limit, shared by the clients, inside the retry step and outside the
+  // timeout.
   const limit = p.strategy.limit?.(sim.clock);
-  const limited = limit === undefined ? [] : [new AdaptiveLimitStep(limit)];
+  const rate = p.strategy.rateLimit?.(sim.clock);
+  const limited = [
+    ...(rate === undefined ? [] : [new RateLimitStep(rate)]),
+    ...(limit === undefined ? [] : [new AdaptiveLimitStep(limit)]),
+  ];
   const pipelineOf = (policy: Strategy["policy"]) => {
     const retrying = retryPipeline<unknown>({ ...budgetOption(p.strategy), ...policy, ...guards });
-    if (timeout === undefined && limit === undefined) return retrying;
+    if (timeout === undefined && limited.length === 0) return retrying;
     return new Pipeline([...retrying.steps, ...limited, ...(timeout === undefined ? [] : [timeout])]);
   };
   const client = pipelineOf(p.strategy.policy);
