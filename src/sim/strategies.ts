@@ -414,6 +414,22 @@ export const METASTABLE_STRATEGIES: readonly Strategy[] = [
   },
   retryOnce,
   ...guarded(retryOnce),
+  ...(["aimd", "gradient2"] as const).map(
+    (algorithm): Strategy => ({
+      ...retryOnce,
+      name: `retry-once-${algorithm}`,
+      description: `${retryOnce.description}; an adaptive concurrency limit (${algorithm}) shared by the clients, a timeout its drop`,
+      source: "the metastability setup, with robustly's adaptiveLimit() on its defaults",
+      limit: (clock: Clock) => adaptiveLimit({ algorithm, clock, isDrop: timedOut }),
+    }),
+  ),
+  {
+    ...retryOnce,
+    name: "retry-once-rate",
+    description: `${retryOnce.description}; a rate limiter of 300 attempts a second (the server's capacity, burst 300) shared by the clients`,
+    source: "the metastability setup, with robustly's rateLimiter({ rate: 300, burst: 300 })",
+    rateLimit: (clock: Clock) => rateLimiter({ rate: 300, burst: 300, clock }),
+  },
 ];
 
 export const THROTTLED_STRATEGIES: readonly Strategy[] = [
