@@ -456,4 +456,17 @@ export const THROTTLED_STRATEGIES: readonly Strategy[] = [
     policy: { maxRetries: -1, jitter: jitter.none() },
     shared: (clock, random) => new ResponsiveBackoff({ clock, random, base: 10, coalesce: true }),
   },
+  {
+    name: "exponential-full-jitter-aimd",
+    description:
+      "the same calls (exponential from 25 ms, cap 5 s, full jitter, until the write lands) under an adaptive concurrency limit (aimd) the workers share; a throttled write is its drop",
+    source: 'robustly\'s adaptiveLimit({ algorithm: "aimd", isDrop: throttled })',
+    policy: { maxRetries: -1, backoff: backoff.exponential({ base: 25, max: 5000 }), jitter: jitter.full() },
+    limit: (clock: Clock) =>
+      adaptiveLimit({
+        algorithm: "aimd",
+        clock,
+        isDrop: (e) => (e as { name?: unknown })?.name === "ThrottledError",
+      }),
+  },
 ];

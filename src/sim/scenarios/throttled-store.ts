@@ -3,6 +3,9 @@
  * with provisioned capacity that scales up under sustained throttling; how soon is the batch written, and
  * how closely does the write rate follow the capacity?
  */
+import { AdaptiveLimitStep } from "../../limit/step.js";
+import { Pipeline } from "../../pipeline/pipeline.js";
+import { RateLimitStep } from "../../ratelimit/step.js";
 import { retryPipeline } from "../../retry/retry.js";
 import { Simulation } from "../engine.js";
 import { Recorder } from "../metrics.js";
@@ -24,11 +27,22 @@ function runThrottled(r: Resolved, run: Run): Single {
   const recorder = new Recorder(r.duration);
   const store = new ThrottledStore(sim, recorder, r.throttledStore);
   const shared = strategy.shared?.(sim.clock, sim.random);
-  const client = retryPipeline<unknown>({
+  const retrying = retryPipeline<unknown>({
     ...budgetOption(strategy),
     ...strategy.policy,
     ...(shared === undefined ? {} : { backoff: shared }),
   });
+  // A rate limiter or an adaptive limit the workers share, inside the retry step.
+  const rate = strategy.rateLimit?.(sim.clock);
+  const limit = strategy.limit?.(sim.clock);
+  const client =
+    rate === undefined && limit === undefined
+      ? retrying
+      : new Pipeline([
+          ...retrying.steps,
+          ...(rate === undefined ? [] : [new RateLimitStep(rate)]),
+          ...(limit === undefined ? [] : [new AdaptiveLimitStep(limit)]),
+        ]);
   const operation = () => {
     recorder.attempts += 1;
     return store.request();
