@@ -205,6 +205,16 @@ describe("the docs site", () => {
       `document.querySelector("[data-recovered]")?.textContent.startsWith("yes") && !document.querySelector("[data-simulating]")`,
     );
 
+    // An adaptive limit: its chart over the outage appears, and goes again with "none".
+    await set("limit", "aimd");
+    await p.waitFor(
+      `document.querySelector("[data-limit-chart]") && !document.querySelector("[data-simulating]")`,
+    );
+    await set("limit", "none");
+    await p.waitFor(
+      `!document.querySelector("[data-limit-chart]") && !document.querySelector("[data-simulating]")`,
+    );
+
     // A cap below the base: the OptionError robustly throws, in place of the delays.
     await set("backoff", "exponential");
     await set("max", "50");

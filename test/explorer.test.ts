@@ -49,6 +49,20 @@ describe("the policy explorer", () => {
     expect(within.amplification).toBeLessThan(without.amplification / 5);
   }, 30_000);
 
+  it("shows an adaptive limit over the outage: down at the pause's timeouts, back up after it; none without one", () => {
+    const checked = schedule({ ...INITIAL, limit: "aimd" });
+    if (!checked.ok) throw new Error(checked.error);
+    const run = simulateOutage(checked.options, 1, "aimd");
+    const limits = run.limits as number[];
+    expect(limits).toHaveLength(OUTAGE.duration / 1000);
+    const at = (second: number) => limits[second - 1] as number;
+    expect(at(45)).toBeLessThan(at(19));
+    expect(at(70)).toBeGreaterThan(at(45));
+    expect(run.recovered).toBe(true);
+    expect(run.peakConcurrency).toBeLessThan(simulateOutage(checked.options, 1).peakConcurrency);
+    expect(simulateOutage(checked.options, 1).limits).toBeUndefined();
+  }, 30_000);
+
   it("answers a choice the options refuse with robustly's OptionError", () => {
     const checked = schedule({ ...INITIAL, backoff: "exponential", base: 1_000, max: 10 });
     expect(checked).toEqual({ ok: false, error: expect.stringMatching(/^backoff\.max must be/) });

@@ -5,7 +5,19 @@
  * Nothing here touches the page: the component draws what these functions return, and a test runs them
  * outside the browser.
  */
-import { delays, fromConfig, jitter, OptionError, type RetryOptions, retry, seededRandom } from "robustly";
+import {
+  adaptiveLimit,
+  defaultBudget,
+  delays,
+  fromConfig,
+  jitter,
+  OptionError,
+  pipeline,
+  type RetryOptions,
+  retry,
+  seededRandom,
+  steps,
+} from "robustly";
 import { LatencyServer, Recorder, recovery, Simulation } from "robustly/sim";
 
 /** The backoffs and jitters the explorer offers, by their JSON names. */
@@ -38,7 +50,12 @@ export interface Choice {
   seed: number;
   /** Whether the calls draw on the default retry budget, as `retry` does unless given `budget: false`. */
   budget: boolean;
+  /** An adaptive concurrency limit the clients share, or none. */
+  limit: (typeof LIMITS)[number];
 }
+
+/** The adaptive concurrency limits the explorer offers. */
+export const LIMITS = ["none", "aimd", "vegas", "gradient2"] as const;
 
 export const INITIAL: Choice = {
   backoff: "exponential",
@@ -48,6 +65,7 @@ export const INITIAL: Choice = {
   max: 10_000,
   seed: 1,
   budget: true,
+  limit: "none",
 };
 
 /** The most retries the delay table shows (a policy without a limit retries for ever). */
@@ -127,6 +145,8 @@ export interface OutageResult {
   peakConcurrency: number;
   /** Of the requests that ended, the share that succeeded. */
   successRate: number;
+  /** With an adaptive limit, the limit at the end of each second. */
+  limits?: number[];
 }
 
 /**
@@ -135,34 +155,63 @@ export interface OutageResult {
  * answering for the pause. The server settles each attempt synchronously on the simulation's clock, so
  * the whole run, retry loops included, happens in virtual time before this returns.
  */
-export function simulateOutage(options: RetryOptions, seed: number): OutageResult {
+export function simulateOutage(
+  options: RetryOptions,
+  seed: number,
+  limit: Choice["limit"] = "none",
+): OutageResult {
   const sim = new Simulation(seed);
   const recorder = new Recorder(OUTAGE.duration);
   const server = new LatencyServer(sim, recorder, OUTAGE.timeout, { ...OUTAGE.server, pause: OUTAGE.pause });
   const think = () => -Math.log(1 - sim.random()) * OUTAGE.think;
+  const operation = () => {
+    recorder.attempts += 1;
+    return server.request();
+  };
+  const callbacks = (next: () => void) => ({
+    onSuccess: () => {
+      recorder.succeeded += 1;
+      next();
+    },
+    onGiveUp: () => {
+      recorder.failed += 1;
+      next();
+    },
+  });
+  // With a limit, the clients' calls are a pipeline: the retry step, the limit they share, and the
+  // timeout inside it, so that the limit hears each timeout as a drop.
+  const shared = limit === "none" ? undefined : adaptiveLimit({ algorithm: limit, clock: sim.clock });
+  const limits: number[] = [];
+  if (shared !== undefined) {
+    const sample = () => {
+      limits.push(shared.limit);
+      if (limits.length < OUTAGE.duration / 1000) sim.after(1000, sample);
+    };
+    sim.after(1000, sample);
+  }
   const request = () => {
     recorder.started += 1;
     const next = () => sim.after(think(), request);
-    retry(
-      () => {
-        recorder.attempts += 1;
-        return server.request();
-      },
-      {
-        ...options,
-        timeout: OUTAGE.timeout,
-        clock: sim.clock,
-        random: sim.random,
-        onSuccess: () => {
-          recorder.succeeded += 1;
-          next();
-        },
-        onGiveUp: () => {
-          recorder.failed += 1;
-          next();
-        },
-      },
-    ).catch(() => {});
+    if (shared !== undefined) {
+      const { clock: _clock, random: _random, timeout: _timeout, signal: _signal, ...rest } = options;
+      // The default budget `retry` would draw on (the clock's), shared by every client as there.
+      const budget = rest.budget ?? defaultBudget(sim.clock);
+      pipeline(
+        steps.retry({ ...rest, budget, ...callbacks(next) }),
+        steps.adaptiveLimit(shared),
+        steps.timeout(OUTAGE.timeout),
+      )
+        .execute(operation, { clock: sim.clock, random: sim.random })
+        .catch(() => {});
+      return;
+    }
+    retry(operation, {
+      ...options,
+      timeout: OUTAGE.timeout,
+      clock: sim.clock,
+      random: sim.random,
+      ...callbacks(next),
+    }).catch(() => {});
   };
   for (let i = 0; i < OUTAGE.clients; i++) sim.after(think(), request);
   sim.run(OUTAGE.duration);
@@ -177,5 +226,6 @@ export function simulateOutage(options: RetryOptions, seed: number): OutageResul
     amplification: recorder.attempts / recorder.started,
     peakConcurrency: recorder.peakConcurrency,
     successRate: ended === 0 ? 0 : recorder.succeeded / ended,
+    ...(shared === undefined ? {} : { limits }),
   };
 }
