@@ -402,3 +402,86 @@ describe("defects found by a fault hunt", () => {
     expect(await call).toBe("ok");
   });
 });
+
+describe("a sliding window (kind: sliding-window)", () => {
+  it("never lets more than rate calls start in any per ms, whatever the arrivals, the queue and the aborts", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 3000 }),
+        fc.integer({ min: 0, max: 30 }),
+        fc.array(fc.record({ gap: fc.integer({ min: 0, max: 400 }), abort: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 100,
+        }),
+        async (rate, per, queue, arrivals) => {
+          const clock = new VirtualClock();
+          const limiter = rateLimiter({ kind: "sliding-window", rate, per, queue, clock });
+          const starts: number[] = [];
+          const calls: Promise<unknown>[] = [];
+          for (const { gap, abort } of arrivals) {
+            await clock.advance(gap);
+            const controller = new AbortController();
+            calls.push(limiter.execute(() => starts.push(clock.now()), controller.signal).catch(() => {}));
+            if (abort) controller.abort(new Error("left"));
+          }
+          await clock.runAll();
+          await Promise.all(calls);
+          for (let i = 0; i + rate < starts.length; i++) {
+            expect((starts[i + rate] as number) - (starts[i] as number)).toBeGreaterThanOrEqual(per - 1e-6);
+          }
+          expect(clock.pending).toBe(0);
+          expect(limiter.queued).toBe(0);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("lets rate calls through at once, then each when the oldest leaves the window, and says when in retryAfter", async () => {
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ kind: "sliding-window", rate: 2, per: 1000, queue: 2, clock });
+    const starts: number[] = [];
+    const call = () => limiter.execute(() => starts.push(clock.now()));
+    const first = [call(), call()];
+    await clock.advance(300);
+    const waiting = [call(), call()];
+    const refused = (await call().catch((e: unknown) => e)) as RateLimitedError;
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    // Two waiting take the places freed at 1000; this one's comes a window after the first of them.
+    expect(refused.retryAfter).toBe(1700);
+    await clock.runAll();
+    await Promise.all([...first, ...waiting]);
+    expect(starts).toEqual([0, 0, 1000, 1000]);
+    expect(limiter.snapshot()).toEqual({ tokens: 0, queued: 0 });
+    await clock.advance(1000);
+    expect(limiter.snapshot()).toEqual({ tokens: 2, queued: 0 });
+  });
+
+  it("gives the place back to a start that throws, forgets a window a clock left far behind, and refuses options it cannot keep", async () => {
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ kind: "sliding-window", rate: 1, per: 1000, clock });
+    expect(() =>
+      limiter.acquire(() => {
+        throw new Error("start broke");
+      }),
+    ).toThrow("start broke");
+    expect(await limiter.execute(() => "still free")).toBe("still free");
+    let now = 3_600_000;
+    const jumpy: Clock = { now: () => now, setTimer: () => () => {} };
+    const far = rateLimiter({ kind: "sliding-window", rate: 1, per: 1000, clock: jumpy });
+    await far.execute(() => 1);
+    now = 5000;
+    expect(await far.execute(() => 2)).toBe(2);
+    for (const [options, option] of [
+      [{ kind: "sliding-window", rate: 1.5 }, "rate"],
+      [{ kind: "sliding-window", rate: 2e6 }, "rate"],
+      [{ kind: "sliding-window", rate: 5, burst: 5 }, "burst"],
+      [{ kind: "leaky", rate: 5 }, "kind"],
+    ] as const) {
+      expect(() => rateLimiter(options as never)).toThrow(
+        expect.objectContaining({ name: "OptionError", option: `rateLimiter: ${option}` }),
+      );
+    }
+  });
+});
