@@ -161,7 +161,7 @@ pipeline(steps.retry(), steps.breaker(circuitBreaker()), steps.timeout(1000)).ex
     library: "robustly",
     title: "`adaptiveLimit()` alone",
     app: `import { adaptiveLimit } from "robustly"; adaptiveLimit().execute(async () => 42).then(console.log);`,
-    ceiling: 6.4 * kB,
+    ceiling: 6.8 * kB,
   },
   {
     id: "hedge",

@@ -485,3 +485,31 @@ describe("a sliding window (kind: sliding-window)", () => {
     }
   });
 });
+
+describe("a sliding window on a clock that reads NaN", () => {
+  it("refuses with a finite retryAfter and checks again a window later, never spinning on zero-delay timers", async () => {
+    let now = 0;
+    let timers = 0;
+    const pending: (() => void)[] = [];
+    const clock: Clock = {
+      now: () => now,
+      setTimer: (ms, callback) => {
+        timers += 1;
+        expect(Number.isFinite(ms) && ms > 0).toBe(true);
+        pending.push(callback);
+        return () => {};
+      },
+    };
+    const limiter = rateLimiter({ kind: "sliding-window", rate: 1, per: 1000, queue: 1, clock });
+    await limiter.execute(() => 1);
+    now = Number.NaN;
+    const waiting = limiter.execute(() => 2);
+    const refused = (await limiter.execute(() => 3).catch((e: unknown) => e)) as RateLimitedError;
+    expect(Number.isFinite(refused.retryAfter)).toBe(true);
+    for (let i = 0; i < 3 && pending.length > 0; i++) (pending.shift() as () => void)();
+    expect(timers).toBeLessThanOrEqual(4);
+    now = 2000;
+    (pending.shift() as () => void)();
+    expect(await waiting).toBe(2);
+  });
+});

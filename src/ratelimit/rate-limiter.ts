@@ -183,7 +183,9 @@ export class RateLimiter {
 
   /** Milliseconds until the `n`th next call may start, from `now`, rounded up (0 for now). */
   #until(n: number, now: number): number {
-    return Math.max(0, Math.ceil(this.#meter.until(n, now)));
+    const wait = Math.ceil(this.#meter.until(n, now));
+    // A clock that reads no number tells no wait: a window (`per`) is the one given, and then looked at again.
+    return Number.isFinite(wait) ? Math.max(0, wait) : this.per;
   }
 
   /**
@@ -234,7 +236,14 @@ export class RateLimiter {
     // a timer late by a fraction loses it, the bucket being full at that moment, and each waiter after
     // would start that much later than the wait it was told.
     const delay = Math.max(0, this.#meter.until(1, this.#clock.now()));
-    this.#cancelTimer = this.#clock.setTimer(Number.isFinite(delay) ? delay : 0, () => {
+    // Due now but not free (a clock that reads no number): look again a window later, not at once.
+    const due =
+      Number.isFinite(delay) && delay > 0
+        ? delay
+        : this.#meter.free(this.#clock.now(), TOKEN_EPSILON)
+          ? 0
+          : this.per;
+    this.#cancelTimer = this.#clock.setTimer(due, () => {
       this.#cancelTimer = undefined;
       this.#serve();
     });
