@@ -6,8 +6,6 @@ import type { Checks } from "../core/schema.js";
 
 /** The most calls a rate, a burst or a queue may count (1e9). */
 export const MAX_RATE = 1_000_000_000;
-/** The largest `rate` of a sliding window, whose start times it keeps (1e6: 8 MB). */
-export const MAX_WINDOW_RATE = 1_000_000;
 /** The longest period or wait, ms (2^31 − 1, about 24.8 days: what a timer can wait). */
 export const MAX_PERIOD = 2_147_483_647;
 
@@ -21,7 +19,6 @@ export const RATE_LIMITER_CHECKS: Checks = {
     burst: { kind: { type: "integer", min: 1, max: MAX_RATE } },
     queue: { kind: { type: "integer", min: 0, max: MAX_RATE } },
     maxWait: { kind: { type: "number", min: 0, max: MAX_PERIOD } },
-    kind: { kind: { type: "enum", values: ["token-bucket", "sliding-window"] } },
     clock: { kind: { type: "other", allowed: "a Clock (now() and setTimer())" } },
     onCallbackError: { kind: { type: "function" } },
   },

@@ -10,8 +10,7 @@ import { type CancelTimer, type Clock, systemClock } from "../core/clock.js";
 import { OptionError, RETRY_AFTER } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, safeCall, warnOnce } from "../core/events.js";
 import { checkKeys, read } from "../core/schema.js";
-import { MAX_PERIOD, MAX_WINDOW_RATE, RATE_LIMITER_CHECKS } from "./checks.js";
-import { type Meter, SlidingWindow, TokenBucket } from "./meters.js";
+import { MAX_PERIOD, RATE_LIMITER_CHECKS } from "./checks.js";
 
 /** Refused at once: no token now, and no room (or no time) to wait for one. */
 export class RateLimitedError extends Error {
@@ -44,12 +43,6 @@ export interface RateLimiterOptions {
   queue?: number;
   /** The longest a call may wait in the queue, ms, in [0, 2^31 − 1]. Default 2^31 − 1. */
   maxWait?: number;
-  /**
-   * How calls are counted: `"token-bucket"` (the default: `burst` at once, then `rate` per `per` on
-   * average), or `"sliding-window"`: at most `rate` calls start in any `per` ms, whenever they come
-   * (`rate` then an integer in [1, 1e6], and no `burst`).
-   */
-  kind?: "token-bucket" | "sliding-window";
   /** The tokens' time and the queue's timer. Default: the real clock. */
   clock?: Clock;
   /** Receives what an event listener threw (or rejected with). Default: one warning line. */
@@ -103,23 +96,12 @@ export function checkRateLimiterOptions(
   const burst = field<number | undefined>("burst") ?? Math.max(1, Math.ceil(rate));
   const queue = field<number | undefined>("queue") ?? 0;
   const maxWait = field<number | undefined>("maxWait") ?? MAX_PERIOD;
-  const kind = field<"token-bucket" | "sliding-window" | undefined>("kind") ?? "token-bucket";
-  if (kind === "sliding-window") {
-    if (!(Number.isInteger(rate) && rate <= MAX_WINDOW_RATE))
-      throw new OptionError(
-        `${where}: rate`,
-        rate,
-        `an integer in [1, ${MAX_WINDOW_RATE}] for a sliding window`,
-      );
-    if (o.burst !== undefined)
-      throw new OptionError(`${where}: burst`, o.burst, "nothing for a sliding window (it has no burst)");
-  }
   field("onCallbackError");
   const clock = o.clock ?? systemClock;
   if (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function") {
     throw new OptionError(`${where}: clock`, clock, "a Clock (now() and setTimer())");
   }
-  return { rate, per, burst, queue, maxWait, kind, clock };
+  return { rate, per, burst, queue, maxWait, clock };
 }
 
 /**
@@ -132,30 +114,47 @@ export class RateLimiter {
   readonly burst: number;
   readonly queue: number;
   readonly maxWait: number;
-  readonly kind: "token-bucket" | "sliding-window";
   readonly #clock: Clock;
-  /** What counts the calls: the bucket's tokens, or the window's starts. */
-  readonly #meter: Meter;
+  /** Milliseconds per token. */
+  readonly #interval: number;
   readonly #events: Events<RateLimiterEvents>;
   readonly #onCallbackError: CallbackErrorHandler;
+  #tokens: number;
+  /** When `#tokens` was last brought up to date. */
+  #at: number;
   readonly #line = new WaitLine<Waiter>();
   #cancelTimer: CancelTimer | undefined;
 
   constructor(options: RateLimiterOptions) {
-    const { rate, per, burst, queue, maxWait, kind, clock } = checkRateLimiterOptions("rateLimiter", options);
+    const { rate, per, burst, queue, maxWait, clock } = checkRateLimiterOptions("rateLimiter", options);
     this.rate = rate;
     this.per = per;
-    this.burst = kind === "sliding-window" ? rate : burst;
+    this.burst = burst;
     this.queue = queue;
     this.maxWait = maxWait;
-    this.kind = kind;
     this.#clock = clock;
+    this.#interval = per / rate;
     this.#onCallbackError = options.onCallbackError ?? warnOnce;
     this.#events = new Events<RateLimiterEvents>(this.#onCallbackError);
-    this.#meter =
-      kind === "sliding-window"
-        ? new SlidingWindow(rate, per)
-        : new TokenBucket(rate, per, burst, clock.now());
+    this.#tokens = burst;
+    this.#at = clock.now();
+  }
+
+  /**
+   * Brings the bucket up to `now`: tokens gained since, up to `burst`. Time that goes back a little (or a
+   * reading that is no number) adds nothing and moves nothing: the tokens come again once the clock passes
+   * the last reading. Time that goes back by more than the bucket takes to fill (a clock stepped back, or
+   * one that read far ahead once, as fake timers advanced and then uninstalled) adds nothing either, and
+   * the bucket goes on from the new reading, so that it is never stuck ahead of the clock.
+   */
+  #refill(now: number): void {
+    if (now > this.#at) {
+      this.#tokens = Math.min(this.burst, this.#tokens + (now - this.#at) / this.#interval);
+      this.#at = now;
+    } else if (this.#at - now > this.burst * this.#interval || Number.isNaN(this.#at)) {
+      // Far back, or no reading yet that was a number: go on from this one.
+      this.#at = now;
+    }
   }
 
   /** Calls waiting now. */
@@ -163,9 +162,10 @@ export class RateLimiter {
     return this.#line.size;
   }
 
-  /** Calls that may start now (tokens in the bucket; free places in the window). */
+  /** Tokens in the bucket now. */
   get tokens(): number {
-    return this.#meter.available(this.#clock.now());
+    this.#refill(this.#clock.now());
+    return this.#tokens;
   }
 
   /** Its state now: tokens and calls waiting. */
@@ -181,11 +181,9 @@ export class RateLimiter {
     return this.#events.on(event, listener);
   }
 
-  /** Milliseconds until the `n`th next call may start, from `now`, rounded up (0 for now). */
-  #until(n: number, now: number): number {
-    const wait = Math.ceil(this.#meter.until(n, now));
-    // A clock that reads no number tells no wait: a window (`per`) is the one given, and then looked at again.
-    return Number.isFinite(wait) ? Math.max(0, wait) : this.per;
+  /** Milliseconds until the bucket holds `n` tokens, from now (0 when it does). */
+  #until(n: number): number {
+    return Math.max(0, Math.ceil((n - this.#tokens) * this.#interval));
   }
 
   /**
@@ -198,22 +196,22 @@ export class RateLimiter {
    */
   acquire(start: (waited: number) => void): Leave {
     const now = this.#clock.now();
-    const meter = this.#meter;
+    this.#refill(now);
     const line = this.#line;
-    if (line.size === 0 && meter.free(now, 0)) {
-      meter.take(now);
+    if (line.size === 0 && this.#tokens >= 1) {
+      this.#tokens -= 1;
       if (this.#events.has("acquired")) this.#events.emit("acquired", { waited: 0 });
       try {
         start(0);
       } catch (error) {
-        // Nothing ran: the token (or the place in the window) goes back.
-        meter.giveBack();
+        // Nothing ran: the token goes back.
+        this.#tokens += 1;
         throw error;
       }
       return noop;
     }
-    // This call's turn comes after those of the calls already waiting.
-    const wait = this.#until(line.size + 1, now);
+    // This call's token comes after those of the calls already waiting.
+    const wait = this.#until(line.size + 1);
     if (line.size >= this.queue || wait > this.maxWait) {
       if (this.#events.has("rejected")) {
         this.#events.emit("rejected", { retryAfter: wait, queued: line.size });
@@ -235,15 +233,7 @@ export class RateLimiter {
     // At the first waiter's token's exact time (a fraction of a ms on a virtual clock), not rounded up:
     // a timer late by a fraction loses it, the bucket being full at that moment, and each waiter after
     // would start that much later than the wait it was told.
-    const delay = Math.max(0, this.#meter.until(1, this.#clock.now()));
-    // Due now but not free (a clock that reads no number): look again a window later, not at once.
-    const due =
-      Number.isFinite(delay) && delay > 0
-        ? delay
-        : this.#meter.free(this.#clock.now(), TOKEN_EPSILON)
-          ? 0
-          : this.per;
-    this.#cancelTimer = this.#clock.setTimer(due, () => {
+    this.#cancelTimer = this.#clock.setTimer(Math.max(0, (1 - this.#tokens) * this.#interval), () => {
       this.#cancelTimer = undefined;
       this.#serve();
     });
@@ -258,10 +248,11 @@ export class RateLimiter {
   /** Hands the tokens there are to the waiters at the head of the line, in order; waits again for the rest. */
   #serve(): void {
     const now = this.#clock.now();
-    // A turn due now may fall short by a rounding error of the float arithmetic.
-    while (this.#line.size > 0 && this.#meter.free(now, TOKEN_EPSILON)) {
+    this.#refill(now);
+    // A token due now may fall short of 1 by a rounding error of the float arithmetic.
+    while (this.#line.size > 0 && this.#tokens >= 1 - TOKEN_EPSILON) {
       const { start, since } = this.#line.shift() as Waiter;
-      this.#meter.take(now);
+      this.#tokens = Math.max(0, this.#tokens - 1);
       const waited = now - since > 0 ? now - since : 0;
       if (this.#events.has("acquired")) this.#events.emit("acquired", { waited });
       safeCall(this.#onCallbackError, "start", () => start(waited));

@@ -35,11 +35,6 @@ export const RATE_LIMITER_SCHEMA: Schema = {
       ms: true,
       doc: "The longest a call may wait in the queue, ms: a call whose turn would come later is refused at once.",
     },
-    kind: {
-      kind: { type: "enum", values: ["token-bucket", "sliding-window"] },
-      default: '"token-bucket"',
-      doc: "How calls are counted: a token bucket (burst at once, then rate per `per` on average), or a sliding window (at most `rate` calls start in any `per` ms; `rate` an integer in [1, 1e6], no burst).",
-    },
     clock: {
       kind: { type: "other", allowed: "a Clock (now() and setTimer())" },
       default: "the real clock",
