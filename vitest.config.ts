@@ -20,6 +20,9 @@ export default defineConfig({
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     exclude: ["**/node_modules/**"],
     testTimeout: 30_000,
+    // Hooks that start real processes (a redis-server) get as long as a test: on a busy two-core machine
+    // one took over 10 s to answer.
+    hookTimeout: 30_000,
     // One test file at a time: the real-time tests (a real server paused with SIGSTOP, commands killed on
     // timeouts, a browser) measure what happens within seconds;
     // run side by side on a two-core machine they would starve each other.
