@@ -15,6 +15,7 @@ import {
   pipeline,
   type RetryOptions,
   retry,
+  type Step,
   seededRandom,
   steps,
 } from "robustly";
@@ -189,18 +190,22 @@ export function simulateOutage(
     };
     sim.after(1000, sample);
   }
+  // Made once: the retry options, with the default budget `retry` would draw on (the clock's) shared by
+  // every client as there, and the limit and timeout steps.
+  let inner: { retry: RetryOptions; steps: Step[] } | undefined;
+  if (shared !== undefined) {
+    const { clock: _clock, random: _random, timeout: _timeout, signal: _signal, ...rest } = options;
+    inner = {
+      retry: { ...rest, budget: rest.budget ?? defaultBudget(sim.clock) },
+      steps: [steps.adaptiveLimit(shared), steps.timeout(OUTAGE.timeout)],
+    };
+  }
   const request = () => {
     recorder.started += 1;
     const next = () => sim.after(think(), request);
-    if (shared !== undefined) {
-      const { clock: _clock, random: _random, timeout: _timeout, signal: _signal, ...rest } = options;
-      // The default budget `retry` would draw on (the clock's), shared by every client as there.
-      const budget = rest.budget ?? defaultBudget(sim.clock);
-      pipeline(
-        steps.retry({ ...rest, budget, ...callbacks(next) }),
-        steps.adaptiveLimit(shared),
-        steps.timeout(OUTAGE.timeout),
-      )
+    if (inner !== undefined) {
+      // Each request's own retry step (it holds the request's callbacks), over the steps all share.
+      pipeline(steps.retry({ ...inner.retry, ...callbacks(next) }), ...inner.steps)
         .execute(operation, { clock: sim.clock, random: sim.random })
         .catch(() => {});
       return;
