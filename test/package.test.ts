@@ -203,9 +203,9 @@ interface Packed {
 
 /**
  * The most the package may weigh unpacked, in bytes (npm's kB and MB are 1,000 and 1,000,000 bytes): a guard
- * against growth, with room for the sources to grow; `npm run size` reports the figure at each run.
+ * against growth, at the goal `npm run size` checks (half of 5,560 kB); it reports the figure at each run.
  */
-const MAX_UNPACKED = 2_700_000;
+const MAX_UNPACKED = 2_780_000;
 
 describe("the packed tarball, installed into a fresh project", () => {
   let project: string;

@@ -1,6 +1,6 @@
 import { createClient } from "@redis/client";
 import { Cluster, Redis } from "ioredis";
-import { circuitBreaker, ResponsiveBackoff, retryBudget } from "robustly";
+import { circuitBreaker, RateLimitedError, ResponsiveBackoff, rateLimiter, retryBudget } from "robustly";
 import { redisStore } from "robustly/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisServer, startRedisCluster, startRedisServer } from "./support/redis-server.js";
@@ -121,6 +121,32 @@ describe("redisStore (a real redis-server on loopback)", () => {
     await Promise.all([a.close(), b.close(), budget.close()]);
     const keys = (await client.keys("t6:*")).sort();
     expect(keys).toEqual(["t6:breaker:svc", "t6:budget-ratio:svc"]);
+  });
+  it("shares one rate limiter's bucket between limiters on real Redis", async () => {
+    const store = redisStore({ client, prefix: "rl:" });
+    // One token a minute: only the burst of 4 is there to share over the test's time.
+    const limiters = [1, 2].map(() =>
+      rateLimiter({ rate: 1, per: 60_000, burst: 4, store, key: "api", syncEvery: 20 }),
+    );
+    await Promise.all(limiters.map((l) => l.ready()));
+    expect(limiters.every((l) => l.shared)).toBe(true);
+    let started = 0;
+    const deadline = Date.now() + 1500;
+    while (Date.now() < deadline) {
+      for (const limiter of limiters) {
+        try {
+          limiter.acquire(() => started++);
+        } catch (error) {
+          expect(error).toBeInstanceOf(RateLimitedError);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    // Both together: the burst, and at most the one or two tokens a minute adds meanwhile.
+    expect(started).toBeGreaterThanOrEqual(3);
+    expect(started).toBeLessThanOrEqual(5);
+    await Promise.all(limiters.map((l) => l.close()));
+    expect(await client.keys("rl:*")).toEqual(["rl:rateLimiter:api"]);
   });
 });
 

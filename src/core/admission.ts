@@ -62,13 +62,13 @@ export class WaitLine<T> {
 
 /**
  * A limiter's `execute`: asks `acquire` for admission and runs `fn(signal)` once admitted (at once, or
- * when its turn comes); a refusal (what `acquire` throws) rejects at once. While it waits, an abort of
+ * when its turn comes); a refusal (what `acquire` throws, or what it hands `refuse` later) rejects. While it waits, an abort of
  * `signal` takes it out of the line (`acquire`'s answer) and rejects with the reason; no listener is left
  * on the signal once it runs. `ended`, if given, hears how `fn` ended, with the permit it was admitted on.
  */
 export function executeAdmitted<T, P>(
   where: string,
-  acquire: (start: (permit: P) => void) => () => void,
+  acquire: (start: (permit: P) => void, refuse: (error: unknown) => void) => () => void,
   fn: (signal?: AbortSignal) => T | PromiseLike<T>,
   signal: AbortSignal | undefined,
   ended?: (permit: P, ok: boolean, outcome: unknown) => void,
@@ -86,21 +86,28 @@ export function executeAdmitted<T, P>(
     };
     let leave: () => void;
     try {
-      leave = acquire((permit) => {
-        started = true;
-        unwatch();
-        let result: T | PromiseLike<T>;
-        try {
-          result = fn(signal);
-        } catch (error) {
-          settle(permit, false, error);
-          return;
-        }
-        Promise.resolve(result).then(
-          (value) => settle(permit, true, value),
-          (error: unknown) => settle(permit, false, error),
-        );
-      });
+      leave = acquire(
+        (permit) => {
+          started = true;
+          unwatch();
+          let result: T | PromiseLike<T>;
+          try {
+            result = fn(signal);
+          } catch (error) {
+            settle(permit, false, error);
+            return;
+          }
+          Promise.resolve(result).then(
+            (value) => settle(permit, true, value),
+            (error: unknown) => settle(permit, false, error),
+          );
+        },
+        (error) => {
+          // Refused after waiting (a shared limiter's wait that ran past maxWait).
+          unwatch();
+          reject(error);
+        },
+      );
     } catch (error) {
       reject(error);
       return;

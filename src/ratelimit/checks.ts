@@ -3,6 +3,7 @@
  * `--help`) are in `schema.ts`; a test holds the two to the same options and kinds.
  */
 import type { Checks } from "../core/schema.js";
+import { SHARING_CHECKS } from "../store/checks.js";
 
 /** The most calls a rate, a burst or a queue may count (1e9). */
 export const MAX_RATE = 1_000_000_000;
@@ -21,5 +22,6 @@ export const RATE_LIMITER_CHECKS: Checks = {
     maxWait: { kind: { type: "number", min: 0, max: MAX_PERIOD } },
     clock: { kind: { type: "other", allowed: "a Clock (now() and setTimer())" } },
     onCallbackError: { kind: { type: "function" } },
+    ...SHARING_CHECKS,
   },
 };

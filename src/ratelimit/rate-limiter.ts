@@ -10,7 +10,17 @@ import { type CancelTimer, type Clock, systemClock } from "../core/clock.js";
 import { OptionError, RETRY_AFTER } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, safeCall, warnOnce } from "../core/events.js";
 import { checkKeys, read } from "../core/schema.js";
+import { type Sharing, type SharingOptions, sharingOptions } from "../store/replica.js";
+import { SharedPolicy, type StoreEvents } from "../store/shared-policy.js";
 import { MAX_PERIOD, RATE_LIMITER_CHECKS } from "./checks.js";
+import {
+  checkSharedRate,
+  MAX_HOLD_LIFE,
+  mergeRate,
+  type RateBatch,
+  type RateGrant,
+  type SharedRate,
+} from "./shared.js";
 
 /** Refused at once: no token now, and no room (or no time) to wait for one. */
 export class RateLimitedError extends Error {
@@ -32,7 +42,7 @@ export class RateLimitedError extends Error {
   }
 }
 
-export interface RateLimiterOptions {
+export interface RateLimiterOptions extends SharingOptions {
   /** Calls allowed per `per` ms on average, in (0, 1e9]. Required. */
   rate: number;
   /** The period `rate` counts over, ms, in [1, 2^31 − 1]. Default 1000. */
@@ -49,7 +59,7 @@ export interface RateLimiterOptions {
   onCallbackError?: CallbackErrorHandler;
 }
 
-export interface RateLimiterEvents extends Record<string, unknown> {
+export interface RateLimiterEvents extends StoreEvents {
   /** A call got its token; `waited`: ms it waited in the queue (0 for none). */
   acquired: { readonly waited: number };
   /** A call waits for a token; `position` 1 is next, `wait` the ms until its token is due. */
@@ -69,6 +79,8 @@ export interface RateLimiterState {
 /** One waiting call. */
 interface Waiter {
   readonly start: (waited: number) => void;
+  /** Shared: told when the wait runs past `maxWait`. */
+  readonly refuse: ((error: RateLimitedError) => void) | undefined;
   readonly since: number;
 }
 
@@ -79,7 +91,7 @@ export type Leave = () => void;
 export function checkRateLimiterOptions(
   where: string,
   options: unknown,
-): Required<Omit<RateLimiterOptions, "onCallbackError">> {
+): Required<Pick<RateLimiterOptions, "rate" | "per" | "burst" | "queue" | "maxWait" | "clock">> {
   if (options === undefined || options === null || typeof options !== "object") {
     throw new OptionError(
       where,
@@ -106,42 +118,142 @@ export function checkRateLimiterOptions(
 
 /**
  * A rate limiter many calls share: `limiter.execute(fn, signal)`, or `steps.rateLimit(limiter)` in as
- * many pipelines as should share its tokens.
+ * many pipelines as should share its tokens. With a `store` (and a `key`), one bucket for every process
+ * that names the same store and key (see `shared.ts`).
  */
-export class RateLimiter {
+export class RateLimiter extends SharedPolicy {
   readonly rate: number;
   readonly per: number;
   readonly burst: number;
   readonly queue: number;
   readonly maxWait: number;
+  /** The clock decisions are made on: the store's time, when shared. */
   readonly #clock: Clock;
+  /** The clock as given: the exchanges' pace (the first exchange starts before the store's time is known). */
+  readonly #ownClock: Clock;
   /** Milliseconds per token. */
   readonly #interval: number;
   readonly #events: Events<RateLimiterEvents>;
   readonly #onCallbackError: CallbackErrorHandler;
+  readonly #sharing: Sharing | undefined;
+  /** The local bucket (deciding alone): its tokens, and when they were last brought up to date. */
   #tokens: number;
-  /** When `#tokens` was last brought up to date. */
   #at: number;
+  /** Deciding alone in a fleet: this process's share of the rate and the burst. */
+  #localInterval: number;
+  #localBurst: number;
   readonly #line = new WaitLine<Waiter>();
   #cancelTimer: CancelTimer | undefined;
+  /** Shared: the tokens this process holds of the fleet's bucket, and what it asked for since the last exchange. */
+  #lease = 0;
+  #demand = 0;
+  /** Shared: the smoothed demand, per ms, and when the last exchange took it. */
+  #demandRate = 0;
+  #lastDetach = Number.NEGATIVE_INFINITY;
+  /** Shared: the fleet's bucket as of the last exchange (tokens, store time). */
+  #fleetTokens: number;
+  #fleetAt = Number.NEGATIVE_INFINITY;
+  #grant: RateGrant = { topUp: 0, revoke: 0 };
+  readonly #id: string;
 
   constructor(options: RateLimiterOptions) {
+    super();
     const { rate, per, burst, queue, maxWait, clock } = checkRateLimiterOptions("rateLimiter", options);
     this.rate = rate;
     this.per = per;
     this.burst = burst;
     this.queue = queue;
     this.maxWait = maxWait;
-    this.#clock = clock;
     this.#interval = per / rate;
+    this.#localInterval = this.#interval;
+    this.#localBurst = burst;
     this.#onCallbackError = options.onCallbackError ?? warnOnce;
     this.#events = new Events<RateLimiterEvents>(this.#onCallbackError);
     this.#tokens = burst;
-    this.#at = clock.now();
+    this.#fleetTokens = burst;
+    this.#id = processId();
+    this.#sharing = sharingOptions("rateLimiter", options);
+    this.#ownClock = clock;
+    this.#clock = this.share<RateBatch>("rateLimiter", this.#sharing, clock, this.#events, () => ({
+      detach: (final) => this.#detach(final),
+      reattach: (batch) => {
+        // Nothing reached the store: what was handed back is still this process's.
+        this.#lease += batch.returned;
+        this.#demand += batch.demand;
+      },
+      // A write that may have landed: what was handed back stays handed back, and a grant it may have
+      // made is lost (the bucket refills it): the fleet errs towards fewer calls.
+      dropped: noop,
+      check: checkSharedRate,
+      merge: (shared, batch, now) => {
+        const sharing = this.#sharing as Sharing;
+        const life = Math.min(MAX_HOLD_LIFE, Math.max(10 * sharing.syncEvery, 10_000));
+        const { state, grant } = mergeRate(shared, batch, now, this.#id, life, {
+          burst,
+          interval: this.#interval,
+        });
+        this.#grant = grant;
+        return state;
+      },
+      adopt: (shared) => this.#adopt(shared as SharedRate),
+    }));
+    this.#at = this.#clock.now();
+  }
+
+  /** How this limiter decides now: on its own bucket, on its lease of the fleet's, or refusing (the store down, `whenStoreDown: "closed"`). */
+  #mode(): "local" | "shared" | "closed" {
+    const replica = this.replica;
+    if (replica === undefined) return "local";
+    if (replica.refusing) return "closed";
+    return replica.shared ? "shared" : "local";
+  }
+
+  #detach(final: boolean): RateBatch {
+    const sharing = this.#sharing as Sharing;
+    const now = this.#ownClock.now();
+    const demand = this.#demand;
+    this.#demand = 0;
+    // The lease should last until the next exchange: twice the demand since the last one, or three times
+    // what the smoothed rate of demand asks for in syncEvery, whichever is more, and at least one token.
+    const sample = demand / Math.max(sharing.syncEvery, now - this.#lastDetach);
+    this.#lastDetach = now;
+    this.#demandRate = this.#demandRate === 0 ? sample : (this.#demandRate + sample) / 2;
+    // The calls waiting in the queue need a token each, whenever they asked.
+    const waiting = this.#line.size;
+    const target = final
+      ? 0
+      : Math.min(
+          this.burst,
+          Math.max(1, 2 * demand, waiting, Math.ceil(3 * this.#demandRate * sharing.syncEvery)),
+        );
+    // (The last exchange, made by close(), is made only while the store is up.)
+    if (!final && !this.shared) {
+      // Back after the store was down: the old lease may have lapsed in the store, so it is let go.
+      this.#lease = 0;
+      return { demand, waiting, target, keep: 0, returned: 0, final };
+    }
+    // Idle, with the bucket less than half full: the standing token goes back too.
+    const idle = demand === 0 && waiting === 0;
+    const keep = Math.min(this.#lease, idle && this.#fleetTokens < this.burst / 2 ? 0 : target);
+    const returned = this.#lease - keep;
+    this.#lease = keep;
+    return { demand, waiting, target, keep, returned, final };
+  }
+
+  #adopt(shared: SharedRate): void {
+    const { topUp, revoke } = this.#grant;
+    this.#lease = this.#lease - Math.min(this.#lease, revoke) + topUp;
+    this.#fleetTokens = shared.tokens;
+    this.#fleetAt = shared.at;
+    // Alone (the store down), each process takes its share of the rate among the fleet it last saw.
+    const processes = Math.max(1, shared.holders.length);
+    this.#localInterval = this.#interval * processes;
+    this.#localBurst = Math.max(1, Math.floor(this.burst / processes));
+    if (this.#line.size > 0) this.#serve();
   }
 
   /**
-   * Brings the bucket up to `now`: tokens gained since, up to `burst`. Time that goes back a little (or a
+   * Brings the local bucket up to `now`: tokens gained since, up to its burst. Time that goes back a little (or a
    * reading that is no number) adds nothing and moves nothing: the tokens come again once the clock passes
    * the last reading. Time that goes back by more than the bucket takes to fill (a clock stepped back, or
    * one that read far ahead once, as fake timers advanced and then uninstalled) adds nothing either, and
@@ -149,9 +261,9 @@ export class RateLimiter {
    */
   #refill(now: number): void {
     if (now > this.#at) {
-      this.#tokens = Math.min(this.burst, this.#tokens + (now - this.#at) / this.#interval);
+      this.#tokens = Math.min(this.#localBurst, this.#tokens + (now - this.#at) / this.#localInterval);
       this.#at = now;
-    } else if (this.#at - now > this.burst * this.#interval || Number.isNaN(this.#at)) {
+    } else if (this.#at - now > this.#localBurst * this.#localInterval || Number.isNaN(this.#at)) {
       // Far back, or no reading yet that was a number: go on from this one.
       this.#at = now;
     }
@@ -162,8 +274,11 @@ export class RateLimiter {
     return this.#line.size;
   }
 
-  /** Tokens in the bucket now. */
+  /** Tokens this process may spend now: in its own bucket, or (shared) held of the fleet's. */
   get tokens(): number {
+    const mode = this.#mode();
+    if (mode === "shared") return this.#lease;
+    if (mode === "closed") return 0;
     this.#refill(this.#clock.now());
     return this.#tokens;
   }
@@ -173,7 +288,7 @@ export class RateLimiter {
     return { tokens: this.tokens, queued: this.#line.size };
   }
 
-  /** Listens to `acquired`, `queued` or `rejected` until the handle is disposed. */
+  /** Listens to `acquired`, `queued`, `rejected` (and, shared, the store's events) until the handle is disposed. */
   on<K extends keyof RateLimiterEvents>(
     event: K,
     listener: (payload: RateLimiterEvents[K]) => unknown,
@@ -181,44 +296,56 @@ export class RateLimiter {
     return this.#events.on(event, listener);
   }
 
-  /** Milliseconds until the bucket holds `n` tokens, from now (0 when it does). */
-  #until(n: number): number {
-    return Math.max(0, Math.ceil((n - this.#tokens) * this.#interval));
+  /** Milliseconds from now until `n` tokens will be there for this process (0 when they are). */
+  #until(mode: "local" | "shared" | "closed", n: number, now: number): number {
+    if (mode === "local") return Math.max(0, Math.ceil((n - this.#tokens) * this.#localInterval));
+    const sharing = this.#sharing as Sharing;
+    // Closed: until the store is tried again, at the longest pause between tries.
+    if (mode === "closed") return Math.ceil(Math.max(1000, sharing.syncEvery));
+    const short = n - this.#lease;
+    if (short <= 0) return 0;
+    // The fleet's bucket as last seen, refilled since: what the next exchange may bring.
+    const elapsed = now > this.#fleetAt ? now - this.#fleetAt : 0;
+    const there = Math.min(this.burst, this.#fleetTokens + elapsed / this.#interval);
+    const wait = Math.max(sharing.syncEvery / 10, (short - there) * this.#interval);
+    return Math.min(MAX_PERIOD, Math.ceil(wait));
   }
 
   /**
-   * Asks for a token (for steps and other code that runs calls itself). With a token in the bucket and
-   * nobody waiting, `start(0)` is called at once, before `acquire` returns; when the queue has room and the
-   * turn comes within `maxWait`, `start(waited)` is called when it comes; otherwise `acquire` throws a
-   * `RateLimitedError`. The returned `leave` takes a waiting call out of the queue (`start` is then never
-   * called); after `start` it does nothing. A `start` that throws: the error is thrown from `acquire`, or,
-   * for a waiter, goes to `onCallbackError`.
+   * Asks for a token (for steps and other code that runs calls itself). With a token at hand and nobody
+   * waiting, `start(0)` is called at once, before `acquire` returns; when the queue has room and the turn
+   * comes within `maxWait`, `start(waited)` is called when it comes; otherwise `acquire` throws a
+   * `RateLimitedError`. Shared through a store, the turn is foreseen less exactly: a waiter whose turn has
+   * not come `maxWait` ms after it joined gets `refuse(error)` instead (and keeps waiting without one).
+   * The returned `leave` takes a waiting call out of the queue (`start` is then never called); after
+   * `start` it does nothing. A `start` that throws: the error is thrown from `acquire`, or, for a waiter,
+   * goes to `onCallbackError`.
    */
-  acquire(start: (waited: number) => void): Leave {
+  acquire(start: (waited: number) => void, refuse?: (error: RateLimitedError) => void): Leave {
     const now = this.#clock.now();
-    this.#refill(now);
+    const mode = this.#mode();
+    if (mode === "local") this.#refill(now);
+    else if (mode === "shared") this.#demand += 1;
     const line = this.#line;
-    if (line.size === 0 && this.#tokens >= 1) {
-      this.#tokens -= 1;
+    if (line.size === 0 && mode !== "closed" && (mode === "local" ? this.#tokens : this.#lease) >= 1) {
+      if (mode === "local") this.#tokens -= 1;
+      else this.#lease -= 1;
       if (this.#events.has("acquired")) this.#events.emit("acquired", { waited: 0 });
       try {
         start(0);
       } catch (error) {
         // Nothing ran: the token goes back.
-        this.#tokens += 1;
+        if (mode === "local") this.#tokens += 1;
+        else this.#lease += 1;
         throw error;
       }
       return noop;
     }
+    if (mode === "shared") this.replica?.soon();
     // This call's token comes after those of the calls already waiting.
-    const wait = this.#until(line.size + 1);
-    if (line.size >= this.queue || wait > this.maxWait) {
-      if (this.#events.has("rejected")) {
-        this.#events.emit("rejected", { retryAfter: wait, queued: line.size });
-      }
-      throw new RateLimitedError(wait, this.rate, this.per);
-    }
-    const node = line.join({ start, since: now });
+    const wait = this.#until(mode, line.size + 1, now);
+    if (line.size >= this.queue || wait > this.maxWait) throw this.#refused(wait, line.size);
+    const node = line.join({ start, refuse, since: now });
     if (this.#events.has("queued")) this.#events.emit("queued", { position: line.size, wait });
     this.#arm();
     return () => {
@@ -227,13 +354,30 @@ export class RateLimiter {
     };
   }
 
-  /** Sets the timer for the first waiter's token, unless one is set. */
+  #refused(wait: number, queued: number): RateLimitedError {
+    if (this.#events.has("rejected")) this.#events.emit("rejected", { retryAfter: wait, queued });
+    return new RateLimitedError(wait, this.rate, this.per);
+  }
+
+  /** Sets the timer for the first waiter's token (or, shared, its deadline and a look again), unless one is set. */
   #arm(): void {
-    if (this.#cancelTimer !== undefined || this.#line.size === 0) return;
-    // At the first waiter's token's exact time (a fraction of a ms on a virtual clock), not rounded up:
-    // a timer late by a fraction loses it, the bucket being full at that moment, and each waiter after
-    // would start that much later than the wait it was told.
-    this.#cancelTimer = this.#clock.setTimer(Math.max(0, (1 - this.#tokens) * this.#interval), () => {
+    const first = this.#line.first;
+    if (this.#cancelTimer !== undefined || first === undefined) return;
+    let ms: number;
+    if (this.#mode() === "local") {
+      // At the first waiter's token's exact time (a fraction of a ms on a virtual clock), not rounded up:
+      // a timer late by a fraction loses it, the bucket being full at that moment, and each waiter after
+      // would start that much later than the wait it was told.
+      ms = Math.max(0, (1 - this.#tokens) * this.#localInterval);
+    } else {
+      // The exchange that brings tokens serves the line; this timer only looks again (and keeps a
+      // process with calls waiting alive).
+      ms = (this.#sharing as Sharing).syncEvery;
+    }
+    if (this.#sharing !== undefined && first.refuse !== undefined) {
+      ms = Math.min(ms, Math.max(0, first.since + this.maxWait - this.#clock.now()));
+    }
+    this.#cancelTimer = this.#clock.setTimer(ms, () => {
       this.#cancelTimer = undefined;
       this.#serve();
     });
@@ -247,17 +391,41 @@ export class RateLimiter {
 
   /** Hands the tokens there are to the waiters at the head of the line, in order; waits again for the rest. */
   #serve(): void {
+    this.#disarm();
     const now = this.#clock.now();
-    this.#refill(now);
-    // A token due now may fall short of 1 by a rounding error of the float arithmetic.
-    while (this.#line.size > 0 && this.#tokens >= 1 - TOKEN_EPSILON) {
-      const { start, since } = this.#line.shift() as Waiter;
-      this.#tokens = Math.max(0, this.#tokens - 1);
-      const waited = now - since > 0 ? now - since : 0;
-      if (this.#events.has("acquired")) this.#events.emit("acquired", { waited });
-      safeCall(this.#onCallbackError, "start", () => start(waited));
+    const mode = this.#mode();
+    const line = this.#line;
+    if (this.#sharing !== undefined) {
+      // Shared, a turn is foreseen less exactly: waiters whose maxWait is over are refused.
+      for (let first = line.first; first?.refuse !== undefined && now - first.since >= this.maxWait; ) {
+        line.shift();
+        const error = this.#refused(this.#until(mode, 1, now), line.size);
+        const refuse = first.refuse;
+        safeCall(this.#onCallbackError, "refuse", () => refuse(error));
+        first = line.first;
+      }
+    }
+    if (mode === "local") {
+      this.#refill(now);
+      // A token due now may fall short of 1 by a rounding error of the float arithmetic.
+      while (line.size > 0 && this.#tokens >= 1 - TOKEN_EPSILON) {
+        this.#tokens = Math.max(0, this.#tokens - 1);
+        this.#start(line.shift() as Waiter, now);
+      }
+    } else if (mode === "shared") {
+      while (line.size > 0 && this.#lease >= 1) {
+        this.#lease -= 1;
+        this.#start(line.shift() as Waiter, now);
+      }
+      if (line.size > 0) this.replica?.soon();
     }
     this.#arm();
+  }
+
+  #start({ start, since }: Waiter, now: number): void {
+    const waited = now - since > 0 ? now - since : 0;
+    if (this.#events.has("acquired")) this.#events.emit("acquired", { waited });
+    safeCall(this.#onCallbackError, "start", () => start(waited));
   }
 
   /**
@@ -271,8 +439,15 @@ export class RateLimiter {
    * const body = await limiter.execute((signal) => fetch(url, { signal }), request.signal);
    */
   execute<T>(fn: (signal?: AbortSignal) => T | PromiseLike<T>, signal?: AbortSignal): Promise<T> {
-    return executeAdmitted("rateLimiter", (start) => this.acquire(start), fn, signal);
+    return executeAdmitted("rateLimiter", (start, refuse) => this.acquire(start, refuse), fn, signal);
   }
+}
+
+/** An id for this process's hold in a shared bucket: random, so that no two processes share one. */
+function processId(): string {
+  const crypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
+  if (typeof crypto?.randomUUID === "function") return crypto.randomUUID();
+  return `${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
 }
 
 function noop(): void {}

@@ -1,5 +1,6 @@
 /** `rateLimiter(options)` and `steps.rateLimit(options)`, described once (see `src/core/schema.ts`). */
 import type { Schema } from "../core/schema.js";
+import { SHARING_FIELDS } from "../store/schema.js";
 import { MAX_PERIOD, MAX_RATE } from "./checks.js";
 
 export const RATE_LIMITER_SCHEMA: Schema = {
@@ -45,5 +46,6 @@ export const RATE_LIMITER_SCHEMA: Schema = {
       default: "one warning line",
       doc: "Receives what an event listener threw or rejected with.",
     },
+    ...SHARING_FIELDS,
   },
 };

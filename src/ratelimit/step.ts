@@ -24,17 +24,24 @@ export class RateLimitStep implements Step {
     let started = false;
     let unhook: () => void = noop;
     // Refused: RateLimitedError, thrown before anything runs.
-    const leave = this.limiter.acquire(() => {
-      started = true;
-      unhook();
-      if (out === undefined) return;
-      const waiting = out;
-      invoke(
-        () => next(scope),
-        (value) => waiting.resolve(value),
-        (error) => waiting.reject(error),
-      );
-    });
+    const leave = this.limiter.acquire(
+      () => {
+        started = true;
+        unhook();
+        if (out === undefined) return;
+        const waiting = out;
+        invoke(
+          () => next(scope),
+          (value) => waiting.resolve(value),
+          (error) => waiting.reject(error),
+        );
+      },
+      (error) => {
+        // A shared limiter's wait that ran past maxWait.
+        unhook();
+        out?.reject(error);
+      },
+    );
     // A token at once: what is inside runs now, as if the step were not there.
     if (started) return next(scope);
     out = new Eventual<T>();
