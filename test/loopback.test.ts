@@ -255,7 +255,80 @@ describe("startServer", () => {
     expect(s.concurrency()).toBe(1);
     await sleep(300);
     expect(s.concurrency()).toBe(0);
-    expect(s.served()).toEqual({ answered: 1, abandoned: 1 });
+    expect(s.served()).toEqual({ answered: 1, abandoned: 1, refused: 0 });
+  });
+
+  it("admits under an adaptive limit (--strategy aimd): the rest get 503 at once, and abandoned requests bring the limit down", async () => {
+    // A second's service time: a refusal, answered at once, comes well before it.
+    const s = await server({ minDelay: 1000, tick: 5, strategy: "aimd" });
+    expect(s.limit()).toBe(20);
+    const start = performance.now();
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const response = await fetch(s.url);
+        await response.text();
+        return { status: response.status, ms: performance.now() - start };
+      }),
+    );
+    const ok = statuses.filter((a) => a.status === 200);
+    const refused = statuses.filter((a) => a.status === 503);
+    expect(ok.length + refused.length).toBe(50);
+    expect(ok.length).toBeLessThanOrEqual(20);
+    expect(refused.length).toBeGreaterThanOrEqual(30);
+    for (const r of refused) expect(r.ms).toBeLessThan(999);
+    for (const a of ok) expect(a.ms).toBeGreaterThanOrEqual(999);
+    expect(s.served().refused).toBe(refused.length);
+    const grown = s.limit() as number;
+    expect(grown).toBeGreaterThanOrEqual(20);
+    // Clients that give up before their answer: drops, and the limit comes down.
+    await Promise.all(
+      Array.from({ length: 5 }, () => fetch(s.url, { signal: AbortSignal.timeout(20) }).catch(() => {})),
+    );
+    await sleep(1300);
+    expect(s.served().abandoned).toBe(5);
+    expect(s.limit()).toBeLessThan(grown);
+    expect(s.concurrency()).toBe(0);
+  });
+
+  it("admits --rate requests a second with --strategy rate, and answers the rest 429 with a Retry-After", async () => {
+    const s = await server({ minDelay: 5, tick: 5, strategy: "rate", rate: 5 });
+    expect(s.limit()).toBeUndefined();
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        const response = await fetch(s.url);
+        await response.text();
+        return { status: response.status, retryAfter: response.headers.get("retry-after") };
+      }),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(5);
+    const limited = answers.filter((a) => a.status === 429);
+    expect(limited).toHaveLength(7);
+    for (const a of limited) expect(Number(a.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(s.served().refused).toBe(7);
+  });
+
+  it("starts on the command line's defaults, which give no --rate (robustly serve with no flags)", async () => {
+    const s = await server({ ...serveOptions([]).options, port: 0 });
+    expect(s.limit()).toBeUndefined();
+    const limited = await server({ ...serveOptions(["--strategy", "rate"]).options, port: 0 });
+    expect(limited.served().refused).toBe(0);
+  });
+
+  it("names a wrong strategy or rate", async () => {
+    await expect(startServer({ strategy: "fast" as "none" })).rejects.toThrow(
+      /strategy must be one of none, aimd, gradient2, vegas, rate; got "fast"/,
+    );
+    await expect(startServer({ rate: 5 })).rejects.toThrow(/rate must be given only with strategy "rate"/);
+    await expect(startServer({ strategy: "rate", rate: Number.NaN })).rejects.toThrow(/rate must be/);
+    expect(() => serveOptions(["--rate", "5"])).toThrow(/--rate is for --strategy rate; got --strategy none/);
+    expect(() => serveOptions(["--strategy", "gradient3"])).toThrow(/--strategy must be one of.*gradient2/);
+    expect(() => serveOptions(["--strategy", "rate", "--rate", "0"])).toThrow(
+      /--rate must be a number of requests a second in \(0, 1000000\]; got "0"/,
+    );
+    expect(serveOptions(["--strategy", "rate", "--rate", "2.5"]).options).toMatchObject({
+      strategy: "rate",
+      rate: 2.5,
+    });
   });
 
   it("refuses anything but a loopback address", async () => {

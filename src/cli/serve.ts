@@ -4,13 +4,26 @@
  * judged afresh every `tick` ms from the concurrency at that moment (`LatencyServer.serviceTime`, the same
  * formula the simulator uses). A request whose client went away is still served and still counts until
  * then, as in the experiment's reference server; only the answer is not written.
+ *
+ * With a `strategy`, the server protects itself as a service in front of such a resource would: it admits
+ * requests under an adaptive concurrency limit on its own service times (as Envoy's adaptive concurrency
+ * filter does) and answers the rest 503 at once, or under a rate limit, answering the rest 429 with a
+ * `Retry-After`. A refused request costs the server nothing.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { isIPv4 } from "node:net";
 import { parseArgs } from "node:util";
 import { OptionError } from "../core/errors.js";
+import { type AdaptiveLimit, adaptiveLimit, type LimitPermit } from "../limit/adaptive-limit.js";
+import { type RateLimiter, rateLimiter } from "../ratelimit/rate-limiter.js";
 import { LatencyServer } from "../sim/servers.js";
-import { duration, integer, number, UsageError } from "./args.js";
+import { duration, integer, number, oneOf, UsageError } from "./args.js";
+
+/** How the server admits requests: all of them, under an adaptive concurrency limit, or under a rate limit. */
+export const SERVE_STRATEGIES = ["none", "aimd", "gradient2", "vegas", "rate"] as const;
+export type ServeStrategy = (typeof SERVE_STRATEGIES)[number];
+/** The highest `--rate`, requests a second. */
+export const MAX_SERVE_RATE = 1_000_000;
 
 export const SERVE_HELP = `robustly serve: a slow-under-load server over HTTP, on a loopback address
 
@@ -23,12 +36,17 @@ Usage: robustly serve [options]
   --factor F       growth of the service time above the limit, >= 1 (default 1.05)
   --k K            requests above the limit that multiply the service time by F (default 15)
   --tick D         how often the server re-checks what it serves (bare numbers in ms; default 50ms)
+  --strategy S     how it admits requests (default none): none (all of them); aimd, gradient2 or
+                   vegas (an adaptive concurrency limit on its own service times, the rest answered
+                   503 at once); rate (--rate requests a second, the rest answered 429 with Retry-After)
+  --rate N         requests a second admitted with --strategy rate, in (0, ${MAX_SERVE_RATE}] (default 100)
   --quiet          do not print the concurrency every second
   -h, --help       this help
 
 Every request is answered "OK" once it has been served for minDelay × factor^((c − limit) / k), c being
 the concurrency at each check (just minDelay while c <= limit). It prints "listening on URL" once, then
-every second the concurrency and the last service time, until SIGINT or SIGTERM.
+every second the concurrency and the last service time (and, with a strategy, the requests refused
+and the limit), until SIGINT or SIGTERM.
 `;
 
 /** What `startServer` takes. Times are in ms. */
@@ -47,6 +65,10 @@ export interface ServeOptions {
   k?: number;
   /** Default 50. */
   tick?: number;
+  /** How requests are admitted; default "none" (all of them). */
+  strategy?: ServeStrategy;
+  /** Requests a second admitted with `strategy: "rate"`; default 100. */
+  rate?: number;
 }
 
 export interface RunningServer {
@@ -58,8 +80,10 @@ export interface RunningServer {
   concurrency(): number;
   /** The service time computed at the last check, ms (0 before the first). */
   lastDelay(): number;
-  /** Requests answered so far, and how many of them had lost their client. */
-  served(): { answered: number; abandoned: number };
+  /** Requests answered so far, how many of them had lost their client, and how many were refused (503 or 429). */
+  served(): { answered: number; abandoned: number; refused: number };
+  /** The adaptive concurrency limit now (undefined without one). */
+  limit(): number | undefined;
   /** Stops listening, drops every connection and request, clears every timer. */
   close(): Promise<void>;
 }
@@ -72,6 +96,8 @@ export const SERVE_DEFAULTS = Object.freeze({
   factor: 1.05,
   k: 15,
   tick: 50,
+  strategy: "none" as ServeStrategy,
+  rate: 100,
 });
 
 const LOOPBACK_NAMES = ["localhost", "::1", "[::1]"];
@@ -93,6 +119,8 @@ function resolveServeOptions(o: ServeOptions): Required<ServeOptions> {
     factor: o.factor ?? d.factor,
     k: o.k ?? d.k,
     tick: o.tick ?? d.tick,
+    strategy: o.strategy ?? d.strategy,
+    rate: o.rate ?? d.rate,
   };
   if (typeof r.host !== "string" || !isLoopback(r.host))
     throw new OptionError("host", r.host, "a loopback address (127.x.x.x, ::1 or localhost)");
@@ -107,12 +135,20 @@ function resolveServeOptions(o: ServeOptions): Required<ServeOptions> {
   if (!(Number.isFinite(r.k) && r.k > 0)) throw new OptionError("k", r.k, "a finite number > 0");
   if (!(Number.isFinite(r.tick) && r.tick >= 1 && r.tick <= 60_000))
     throw new OptionError("tick", r.tick, "a number of ms in [1, 60000]");
+  if (!SERVE_STRATEGIES.includes(r.strategy))
+    throw new OptionError("strategy", r.strategy, `one of ${SERVE_STRATEGIES.join(", ")}`);
+  if (!(Number.isFinite(r.rate) && r.rate > 0 && r.rate <= MAX_SERVE_RATE))
+    throw new OptionError("rate", r.rate, `a number of requests a second in (0, ${MAX_SERVE_RATE}]`);
+  if (o.rate !== undefined && r.strategy !== "rate")
+    throw new OptionError("rate", o.rate, 'given only with strategy "rate"');
   return r;
 }
 
 interface Pending {
   readonly start: number;
   readonly res: ServerResponse;
+  /** Its place under the adaptive limit, if any: told when it is answered. */
+  readonly permit: LimitPermit | undefined;
 }
 
 /**
@@ -130,10 +166,19 @@ class Service {
   lastDelay = 0;
   answered = 0;
   abandoned = 0;
+  refused = 0;
+  readonly admission: AdaptiveLimit | undefined;
+  readonly #rate: RateLimiter | undefined;
 
   constructor(o: Required<ServeOptions>) {
     this.#model = { minDelay: o.minDelay, limit: o.limit, factor: o.factor, k: o.k };
     this.#tick = o.tick;
+    if (o.strategy === "rate") this.#rate = rateLimiter({ rate: o.rate });
+    else if (o.strategy !== "none") {
+      // A request whose client went away before its answer is a drop (the client timed out); every
+      // other answer is a latency sample.
+      this.admission = adaptiveLimit({ algorithm: o.strategy, isDrop: (error) => error === ABANDONED });
+    }
   }
 
   /** A request arrives. */
@@ -144,9 +189,33 @@ class Service {
       res.destroy();
       return;
     }
+    let permit: LimitPermit | undefined;
+    try {
+      if (this.admission !== undefined) this.admission.acquire((p) => (permit = p));
+      else this.#rate?.acquire(noop);
+    } catch (error) {
+      this.#refuse(res, error);
+      return;
+    }
     this.concurrency += 1;
-    this.#pending.push({ start: performance.now(), res });
+    this.#pending.push({ start: performance.now(), res, permit });
     this.#ticker ??= setInterval(() => this.#check(), this.#tick);
+  }
+
+  /** Answers a request the strategy did not admit: 429 with Retry-After for the rate, 503 for the limit. */
+  #refuse(res: ServerResponse, error: unknown): void {
+    this.refused += 1;
+    const retryAfter = (error as { retryAfter?: unknown }).retryAfter;
+    if (typeof retryAfter === "number") {
+      res.writeHead(429, {
+        "content-type": "text/plain",
+        "retry-after": String(Math.max(1, Math.ceil(retryAfter / 1000))),
+      });
+      res.end("rate limited");
+    } else {
+      res.writeHead(503, { "content-type": "text/plain" });
+      res.end("over the concurrency limit");
+    }
   }
 
   /** Answers every request served long enough at the delay the concurrency gives now. */
@@ -156,14 +225,16 @@ class Service {
     this.lastDelay = delay;
     const pending = this.#pending;
     while (this.#head < pending.length && now - (pending[this.#head] as Pending).start >= delay) {
-      const { res } = pending[this.#head] as Pending;
+      const { res, permit } = pending[this.#head] as Pending;
       pending[this.#head] = undefined as unknown as Pending;
       this.#head += 1;
       this.concurrency -= 1;
       this.answered += 1;
       if (res.destroyed || res.socket === null || res.socket.destroyed) {
         this.abandoned += 1;
+        permit?.failure(ABANDONED);
       } else {
+        permit?.success();
         res.writeHead(200, { "content-type": "text/plain" });
         res.end("OK");
       }
@@ -185,7 +256,10 @@ class Service {
     this.#closed = true;
     clearInterval(this.#ticker);
     this.#ticker = undefined;
-    for (let i = this.#head; i < this.#pending.length; i += 1) this.#pending[i]?.res.destroy();
+    for (let i = this.#head; i < this.#pending.length; i += 1) {
+      this.#pending[i]?.res.destroy();
+      this.#pending[i]?.permit?.ignore();
+    }
     this.#pending = [];
     this.#head = 0;
     this.concurrency = 0;
@@ -227,7 +301,12 @@ export function startServer(options: ServeOptions = {}): Promise<RunningServer> 
         url: `http://${host}:${port}/`,
         concurrency: () => service.concurrency,
         lastDelay: () => service.lastDelay,
-        served: () => ({ answered: service.answered, abandoned: service.abandoned }),
+        served: () => ({
+          answered: service.answered,
+          abandoned: service.abandoned,
+          refused: service.refused,
+        }),
+        limit: () => service.admission?.limit,
         close() {
           closing ??= new Promise<void>((done) => {
             service.close();
@@ -240,6 +319,11 @@ export function startServer(options: ServeOptions = {}): Promise<RunningServer> 
     });
   });
 }
+
+function noop(): void {}
+
+/** What an abandoned request tells the adaptive limit: a drop. */
+const ABANDONED = Symbol("abandoned");
 
 /** "123ms", "2.671s", "2m8.6s": like the reference server's Go durations, roughly. */
 export function formatDelay(ms: number): string {
@@ -271,6 +355,8 @@ function parse(argv: readonly string[]) {
         factor: text,
         k: text,
         tick: text,
+        strategy: text,
+        rate: text,
         quiet: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -282,12 +368,14 @@ function parse(argv: readonly string[]) {
 
 /** Turns the command line into `startServer` options. Throws a UsageError naming the flag. */
 export function serveOptions(argv: readonly string[]): {
-  options: Required<ServeOptions>;
+  /** Every option but `rate`, which is there with `--strategy rate` only. */
+  options: ServeOptions;
   quiet: boolean;
   help: boolean;
 } {
   const v = parse(argv).values;
-  const options: Required<ServeOptions> = { ...SERVE_DEFAULTS };
+  const { rate: _rate, ...defaults } = SERVE_DEFAULTS;
+  const options: ServeOptions = { ...defaults };
   if (v.port !== undefined)
     options.port = number(
       "port",
@@ -317,6 +405,17 @@ export function serveOptions(argv: readonly string[]): {
     if (!(options.tick >= 1 && options.tick <= 60_000))
       throw new UsageError(`--tick must be between 1ms and 60s; got "${v.tick}"`);
   }
+  if (v.strategy !== undefined) options.strategy = oneOf("strategy", v.strategy, SERVE_STRATEGIES);
+  if (v.rate !== undefined) {
+    if (options.strategy !== "rate")
+      throw new UsageError(`--rate is for --strategy rate; got --strategy ${options.strategy}`);
+    options.rate = number(
+      "rate",
+      v.rate,
+      (n) => n > 0 && n <= MAX_SERVE_RATE,
+      `a number of requests a second in (0, ${MAX_SERVE_RATE}]`,
+    );
+  }
   return { options, quiet: v.quiet === true, help: v.help === true };
 }
 
@@ -335,8 +434,13 @@ export async function runServe(
   const reporter = quiet
     ? undefined
     : setInterval(() => {
+        const limit = server.limit();
+        const admission =
+          options.strategy === "none"
+            ? ""
+            : `, refused: ${server.served().refused}${limit === undefined ? "" : `, limit: ${limit}`}`;
         out.write(
-          `${clockTime(new Date())}: concurrency: ${String(server.concurrency()).padStart(4)}, last delay: ${formatDelay(server.lastDelay())}\n`,
+          `${clockTime(new Date())}: concurrency: ${String(server.concurrency()).padStart(4)}, last delay: ${formatDelay(server.lastDelay())}${admission}\n`,
         );
       }, 1000);
   await new Promise<void>((resolve) => {
