@@ -15,6 +15,7 @@ export const RATE_LIMITER_CHECKS: Checks = {
   where: "rateLimiter",
   label: (key) => `rateLimiter: ${key}`,
   fields: {
+    kind: { kind: { type: "enum", values: ["token-bucket", "sliding-window"] } },
     rate: { kind: { type: "number", min: 0, max: MAX_RATE, exclusive: true }, required: true },
     per: { kind: { type: "number", min: 1, max: MAX_PERIOD } },
     burst: { kind: { type: "integer", min: 1, max: MAX_RATE } },

@@ -21,6 +21,7 @@ import {
   type RateGrant,
   type SharedRate,
 } from "./shared.js";
+import { MAX_WINDOW_RATE, SlidingLog } from "./window.js";
 
 /** Refused at once: no token now, and no room (or no time) to wait for one. */
 export class RateLimitedError extends Error {
@@ -43,6 +44,12 @@ export class RateLimitedError extends Error {
 }
 
 export interface RateLimiterOptions extends SharingOptions {
+  /**
+   * "token-bucket" (the default): `burst` calls at once after a quiet spell, then `rate` per `per` ms on
+   * average. "sliding-window": at most `rate` calls start in any `per` ms (an exact log of the last
+   * `rate` starts; `rate` a whole number up to 100,000, no `burst`, kept in one process).
+   */
+  kind?: "token-bucket" | "sliding-window";
   /** Calls allowed per `per` ms on average, in (0, 1e9]. Required. */
   rate: number;
   /** The period `rate` counts over, ms, in [1, 2^31 − 1]. Default 1000. */
@@ -91,7 +98,7 @@ export type Leave = () => void;
 export function checkRateLimiterOptions(
   where: string,
   options: unknown,
-): Required<Pick<RateLimiterOptions, "rate" | "per" | "burst" | "queue" | "maxWait" | "clock">> {
+): Required<Pick<RateLimiterOptions, "kind" | "rate" | "per" | "burst" | "queue" | "maxWait" | "clock">> {
   if (options === undefined || options === null || typeof options !== "object") {
     throw new OptionError(
       where,
@@ -103,7 +110,26 @@ export function checkRateLimiterOptions(
   const o = options as Partial<RateLimiterOptions>;
   const field = <V>(key: keyof RateLimiterOptions): V =>
     read(RATE_LIMITER_CHECKS, key, o[key], `${where}: ${key}`);
+  const kind = field<RateLimiterOptions["kind"]>("kind") ?? "token-bucket";
   const rate = field<number>("rate");
+  if (kind === "sliding-window") {
+    if (!Number.isInteger(rate) || rate > MAX_WINDOW_RATE) {
+      throw new OptionError(
+        `${where}: rate`,
+        rate,
+        `a whole number of calls in [1, ${MAX_WINDOW_RATE}] with kind "sliding-window"`,
+      );
+    }
+    for (const key of ["burst", "store"] as const) {
+      if (o[key] !== undefined) {
+        throw new OptionError(
+          `${where}: ${key}`,
+          o[key],
+          `given only with kind "token-bucket" (a sliding window allows rate calls at once, and is kept in one process)`,
+        );
+      }
+    }
+  }
   const per = field<number | undefined>("per") ?? 1000;
   const burst = field<number | undefined>("burst") ?? Math.max(1, Math.ceil(rate));
   const queue = field<number | undefined>("queue") ?? 0;
@@ -113,7 +139,7 @@ export function checkRateLimiterOptions(
   if (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function") {
     throw new OptionError(`${where}: clock`, clock, "a Clock (now() and setTimer())");
   }
-  return { rate, per, burst, queue, maxWait, clock };
+  return { kind, rate, per, burst: kind === "sliding-window" ? rate : burst, queue, maxWait, clock };
 }
 
 /**
@@ -122,6 +148,7 @@ export function checkRateLimiterOptions(
  * that names the same store and key (see `shared.ts`).
  */
 export class RateLimiter extends SharedPolicy {
+  readonly kind: "token-bucket" | "sliding-window";
   readonly rate: number;
   readonly per: number;
   readonly burst: number;
@@ -155,10 +182,14 @@ export class RateLimiter extends SharedPolicy {
   #fleetAt = Number.NEGATIVE_INFINITY;
   #grant: RateGrant = { topUp: 0, revoke: 0 };
   readonly #id: string;
+  /** The sliding window's log (kind "sliding-window"), which then decides instead of the tokens. */
+  readonly #window: SlidingLog | undefined;
 
   constructor(options: RateLimiterOptions) {
     super();
-    const { rate, per, burst, queue, maxWait, clock } = checkRateLimiterOptions("rateLimiter", options);
+    const { kind, rate, per, burst, queue, maxWait, clock } = checkRateLimiterOptions("rateLimiter", options);
+    this.kind = kind;
+    this.#window = kind === "sliding-window" ? new SlidingLog(rate, per) : undefined;
     this.rate = rate;
     this.per = per;
     this.burst = burst;
@@ -198,6 +229,12 @@ export class RateLimiter extends SharedPolicy {
       adopt: (shared) => this.#adopt(shared as SharedRate),
     }));
     this.#at = this.#clock.now();
+  }
+
+  /** The clock's reading, made safe for the sliding window's log. */
+  #now(): number {
+    const now = this.#clock.now();
+    return this.#window === undefined ? now : this.#window.read(now);
   }
 
   /** How this limiter decides now: on its own bucket, on its lease of the fleet's, or refusing (the store down, `whenStoreDown: "closed"`). */
@@ -279,6 +316,8 @@ export class RateLimiter extends SharedPolicy {
     const mode = this.#mode();
     if (mode === "shared") return this.#lease;
     if (mode === "closed") return 0;
+    const window = this.#window;
+    if (window !== undefined) return window.rate - window.inWindow(this.#now());
     this.#refill(this.#clock.now());
     return this.#tokens;
   }
@@ -298,7 +337,11 @@ export class RateLimiter extends SharedPolicy {
 
   /** Milliseconds from now until `n` tokens will be there for this process (0 when they are). */
   #until(mode: "local" | "shared" | "closed", n: number, now: number): number {
-    if (mode === "local") return Math.max(0, Math.ceil((n - this.#tokens) * this.#localInterval));
+    if (mode === "local") {
+      const wait =
+        this.#window === undefined ? (n - this.#tokens) * this.#localInterval : this.#window.until(n, now);
+      return Math.min(MAX_PERIOD, Math.max(0, Math.ceil(wait)));
+    }
     const sharing = this.#sharing as Sharing;
     // Closed: until the store is tried again, at the longest pause between tries.
     if (mode === "closed") return Math.ceil(Math.max(1000, sharing.syncEvery));
@@ -322,12 +365,31 @@ export class RateLimiter extends SharedPolicy {
    * goes to `onCallbackError`.
    */
   acquire(start: (waited: number) => void, refuse?: (error: RateLimitedError) => void): Leave {
-    const now = this.#clock.now();
+    const now = this.#now();
     const mode = this.#mode();
-    if (mode === "local") this.#refill(now);
-    else if (mode === "shared") this.#demand += 1;
     const line = this.#line;
-    if (line.size === 0 && mode !== "closed" && (mode === "local" ? this.#tokens : this.#lease) >= 1) {
+    const window = this.#window;
+    if (window !== undefined) {
+      if (line.size === 0 && window.free(now)) {
+        const undo = window.take(now);
+        if (this.#events.has("acquired")) this.#events.emit("acquired", { waited: 0 });
+        try {
+          start(0);
+        } catch (error) {
+          // Nothing ran: its place in the window goes back.
+          window.undo(undo);
+          throw error;
+        }
+        return noop;
+      }
+    } else if (mode === "local") this.#refill(now);
+    else if (mode === "shared") this.#demand += 1;
+    if (
+      window === undefined &&
+      line.size === 0 &&
+      mode !== "closed" &&
+      (mode === "local" ? this.#tokens : this.#lease) >= 1
+    ) {
       if (mode === "local") this.#tokens -= 1;
       else this.#lease -= 1;
       if (this.#events.has("acquired")) this.#events.emit("acquired", { waited: 0 });
@@ -364,7 +426,9 @@ export class RateLimiter extends SharedPolicy {
     const first = this.#line.first;
     if (this.#cancelTimer !== undefined || first === undefined) return;
     let ms: number;
-    if (this.#mode() === "local") {
+    if (this.#window !== undefined) {
+      ms = this.#window.until(1, this.#now());
+    } else if (this.#mode() === "local") {
       // At the first waiter's token's exact time (a fraction of a ms on a virtual clock), not rounded up:
       // a timer late by a fraction loses it, the bucket being full at that moment, and each waiter after
       // would start that much later than the wait it was told.
@@ -392,7 +456,7 @@ export class RateLimiter extends SharedPolicy {
   /** Hands the tokens there are to the waiters at the head of the line, in order; waits again for the rest. */
   #serve(): void {
     this.#disarm();
-    const now = this.#clock.now();
+    const now = this.#now();
     const mode = this.#mode();
     const line = this.#line;
     if (this.#sharing !== undefined) {
@@ -405,27 +469,44 @@ export class RateLimiter extends SharedPolicy {
         first = line.first;
       }
     }
-    if (mode === "local") {
+    const window = this.#window;
+    if (window !== undefined) {
+      while (line.size > 0 && window.free(now)) {
+        const undo = window.take(now);
+        if (!this.#start(line.shift() as Waiter, now)) window.undo(undo);
+      }
+    } else if (mode === "local") {
       this.#refill(now);
       // A token due now may fall short of 1 by a rounding error of the float arithmetic.
       while (line.size > 0 && this.#tokens >= 1 - TOKEN_EPSILON) {
+        const before = this.#tokens;
         this.#tokens = Math.max(0, this.#tokens - 1);
-        this.#start(line.shift() as Waiter, now);
+        if (!this.#start(line.shift() as Waiter, now)) this.#tokens = before;
       }
     } else if (mode === "shared") {
       while (line.size > 0 && this.#lease >= 1) {
         this.#lease -= 1;
-        this.#start(line.shift() as Waiter, now);
+        if (!this.#start(line.shift() as Waiter, now)) this.#lease += 1;
       }
       if (line.size > 0) this.replica?.soon();
     }
     this.#arm();
   }
 
-  #start({ start, since }: Waiter, now: number): void {
+  /** Starts a waiter; false when its `start` threw (nothing ran: its token or place goes back). */
+  #start({ start, since }: Waiter, now: number): boolean {
     const waited = now - since > 0 ? now - since : 0;
     if (this.#events.has("acquired")) this.#events.emit("acquired", { waited });
-    safeCall(this.#onCallbackError, "start", () => start(waited));
+    let ok = true;
+    safeCall(this.#onCallbackError, "start", () => {
+      try {
+        start(waited);
+      } catch (error) {
+        ok = false;
+        throw error;
+      }
+    });
+    return ok;
   }
 
   /**

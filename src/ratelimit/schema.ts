@@ -9,6 +9,11 @@ export const RATE_LIMITER_SCHEMA: Schema = {
   where: "rateLimiter",
   label: (key) => `rateLimiter: ${key}`,
   fields: {
+    kind: {
+      kind: { type: "enum", values: ["token-bucket", "sliding-window"] },
+      default: '"token-bucket"',
+      doc: "token-bucket: burst calls at once after a quiet spell, then rate per per ms on average. sliding-window: at most rate calls start in any per ms, an exact log of the last rate starts (rate a whole number up to 100000; no burst; not shared through a store).",
+    },
     rate: {
       kind: { type: "number", min: 0, max: MAX_RATE, exclusive: true },
       required: true,
