@@ -58,7 +58,7 @@ describe("sharing options", () => {
       /whenStoreDown must be "local" or "closed"; got "open"/,
     );
     expect(() => new ResponsiveBackoff({ store, key: "k", storeTimeout: 0 })).toThrow(
-      /ResponsiveBackoff: storeTimeout must be a finite number > 0; got 0/,
+      /ResponsiveBackoff: storeTimeout must be a finite number in \[1, 2147483647\]; got 0/,
     );
     expect(() => retryBudget({ store: {} as never, key: "k" })).toThrow(/retryBudget: store must be a Store/);
   });

@@ -50,6 +50,15 @@ export class WaitLine<T> {
     return true;
   }
 
+  /** The places in the line, first to last (a place may be left while the walk goes on). */
+  *nodes(): Generator<WaitNode<T>> {
+    for (let node = this.#head; node !== undefined; ) {
+      const next = node.next;
+      yield node;
+      node = next;
+    }
+  }
+
   /** Serves the first waiter: out of the line, its value. */
   shift(): T | undefined {
     const head = this.#head;

@@ -110,6 +110,8 @@ export function checkRateLimiterOptions(
   const o = options as Partial<RateLimiterOptions>;
   const field = <V>(key: keyof RateLimiterOptions): V =>
     read(RATE_LIMITER_CHECKS, key, o[key], `${where}: ${key}`);
+  // The sharing options, named under `where` (the limiter takes them again when it is made).
+  sharingOptions(where, o);
   const kind = field<RateLimiterOptions["kind"]>("kind") ?? "token-bucket";
   const rate = field<number>("rate");
   if (kind === "sliding-window") {
@@ -181,6 +183,10 @@ export class RateLimiter extends SharedPolicy {
   #fleetTokens: number;
   #fleetAt = Number.NEGATIVE_INFINITY;
   #grant: RateGrant = { topUp: 0, revoke: 0 };
+  /** Shared: the last `#mode()` was "shared" (leaving it starts the local bucket from the lease). */
+  #wasShared = false;
+  /** Shared: the exchange under way replaces something else found under the key. */
+  #replacing = false;
   readonly #id: string;
   /** The sliding window's log (kind "sliding-window"), which then decides instead of the tokens. */
   readonly #window: SlidingLog | undefined;
@@ -211,18 +217,29 @@ export class RateLimiter extends SharedPolicy {
         // Nothing reached the store: what was handed back is still this process's.
         this.#lease += batch.returned;
         this.#demand += batch.demand;
+        this.#replacing = false;
       },
       // A write that may have landed: what was handed back stays handed back, and a grant it may have
       // made is lost (the bucket refills it): the fleet errs towards fewer calls.
-      dropped: noop,
+      dropped: () => {
+        this.#replacing = false;
+      },
       check: checkSharedRate,
+      corrupted: () => {
+        this.#replacing = true;
+      },
       merge: (shared, batch, now) => {
         const sharing = this.#sharing as Sharing;
         const life = Math.min(MAX_HOLD_LIFE, Math.max(10 * sharing.syncEvery, 10_000));
-        const { state, grant } = mergeRate(shared, batch, now, this.#id, life, {
-          burst,
-          interval: this.#interval,
-        });
+        const { state, grant } = mergeRate(
+          shared,
+          batch,
+          now,
+          this.#id,
+          life,
+          { burst, interval: this.#interval },
+          this.#replacing && shared === undefined,
+        );
         this.#grant = grant;
         return state;
       },
@@ -241,8 +258,19 @@ export class RateLimiter extends SharedPolicy {
   #mode(): "local" | "shared" | "closed" {
     const replica = this.replica;
     if (replica === undefined) return "local";
-    if (replica.refusing) return "closed";
-    return replica.shared ? "shared" : "local";
+    if (replica.shared) {
+      this.#wasShared = true;
+      return "shared";
+    }
+    if (this.#wasShared) {
+      // Leaving the fleet (the store down, or close()): the local bucket starts from what this process
+      // holds of the fleet's, not full, so nothing is spent twice.
+      this.#wasShared = false;
+      this.#tokens = Math.min(this.#lease, this.#localBurst);
+      this.#lease = 0;
+      this.#at = this.#clock.now();
+    }
+    return replica.refusing ? "closed" : "local";
   }
 
   #detach(final: boolean): RateBatch {
@@ -278,6 +306,7 @@ export class RateLimiter extends SharedPolicy {
   }
 
   #adopt(shared: SharedRate): void {
+    this.#replacing = false;
     const { topUp, revoke } = this.#grant;
     this.#lease = this.#lease - Math.min(this.#lease, revoke) + topUp;
     this.#fleetTokens = shared.tokens;
@@ -344,7 +373,7 @@ export class RateLimiter extends SharedPolicy {
     }
     const sharing = this.#sharing as Sharing;
     // Closed: until the store is tried again, at the longest pause between tries.
-    if (mode === "closed") return Math.ceil(Math.max(1000, sharing.syncEvery));
+    if (mode === "closed") return Math.min(MAX_PERIOD, Math.ceil(Math.max(1000, sharing.syncEvery)));
     const short = n - this.#lease;
     if (short <= 0) return 0;
     // The fleet's bucket as last seen, refilled since: what the next exchange may bring.
@@ -406,14 +435,30 @@ export class RateLimiter extends SharedPolicy {
     if (mode === "shared") this.replica?.soon();
     // This call's token comes after those of the calls already waiting.
     const wait = this.#until(mode, line.size + 1, now);
-    if (line.size >= this.queue || wait > this.maxWait) throw this.#refused(wait, line.size);
-    const node = line.join({ start, refuse, since: now });
+    if (mode === "closed" || line.size >= this.queue || wait > this.maxWait) {
+      throw this.#refused(wait, line.size);
+    }
+    const node = line.join({ start, refuse, since: this.#since(now) });
     if (this.#events.has("queued")) this.#events.emit("queued", { position: line.size, wait });
     this.#arm();
     return () => {
       // Nobody left to wait for a token: no timer either.
       if (line.leave(node) && line.size === 0) this.#disarm();
     };
+  }
+
+  /**
+   * When a call joins the line, for its `waited` and its `maxWait`: shared, on the process's own clock
+   * (the store's time is not known before the first exchange, and `maxWait` is a span, not a time).
+   */
+  #since(now: number): number {
+    return this.#sharing === undefined ? now : this.#ownClock.now();
+  }
+
+  /** Shared: the first waiter that may be refused when its wait runs past `maxWait`. */
+  #firstRefusable(): Waiter | undefined {
+    for (const node of this.#line.nodes()) if (node.value?.refuse !== undefined) return node.value;
+    return undefined;
   }
 
   #refused(wait: number, queued: number): RateLimitedError {
@@ -438,8 +483,9 @@ export class RateLimiter extends SharedPolicy {
       // process with calls waiting alive).
       ms = (this.#sharing as Sharing).syncEvery;
     }
-    if (this.#sharing !== undefined && first.refuse !== undefined) {
-      ms = Math.min(ms, Math.max(0, first.since + this.maxWait - this.#clock.now()));
+    const refusable = this.#sharing === undefined ? undefined : this.#firstRefusable();
+    if (refusable !== undefined) {
+      ms = Math.min(ms, Math.max(0, refusable.since + this.maxWait - this.#ownClock.now()));
     }
     this.#cancelTimer = this.#clock.setTimer(ms, () => {
       this.#cancelTimer = undefined;
@@ -460,13 +506,18 @@ export class RateLimiter extends SharedPolicy {
     const mode = this.#mode();
     const line = this.#line;
     if (this.#sharing !== undefined) {
-      // Shared, a turn is foreseen less exactly: waiters whose maxWait is over are refused.
-      for (let first = line.first; first?.refuse !== undefined && now - first.since >= this.maxWait; ) {
-        line.shift();
+      // Shared, a turn is foreseen less exactly: waiters whose maxWait is over are refused, and all are
+      // while the store is down and the limiter refuses. (A waiter given no `refuse` keeps waiting.)
+      const own = this.#ownClock.now();
+      for (const node of line.nodes()) {
+        const waiter = node.value as Waiter;
+        const refuse = waiter.refuse;
+        if (refuse === undefined) continue;
+        // The line is in the order the calls joined: the rest joined later.
+        if (mode !== "closed" && own - waiter.since < this.maxWait) break;
+        line.leave(node);
         const error = this.#refused(this.#until(mode, 1, now), line.size);
-        const refuse = first.refuse;
         safeCall(this.#onCallbackError, "refuse", () => refuse(error));
-        first = line.first;
       }
     }
     const window = this.#window;
@@ -495,7 +546,8 @@ export class RateLimiter extends SharedPolicy {
 
   /** Starts a waiter; false when its `start` threw (nothing ran: its token or place goes back). */
   #start({ start, since }: Waiter, now: number): boolean {
-    const waited = now - since > 0 ? now - since : 0;
+    const at = this.#since(now);
+    const waited = at - since > 0 ? at - since : 0;
     if (this.#events.has("acquired")) this.#events.emit("acquired", { waited });
     let ok = true;
     safeCall(this.#onCallbackError, "start", () => {

@@ -72,15 +72,7 @@ export function checkSharedRate(shared: unknown): void {
     !finite(found.at) ||
     !Array.isArray(found.holders) ||
     found.holders.length > MAX_HOLDERS ||
-    !found.holders.every(
-      (hold) =>
-        Array.isArray(hold) &&
-        hold.length === 3 &&
-        typeof hold[0] === "string" &&
-        hold[0].length <= MAX_ID &&
-        finite(hold[1]) &&
-        finite(hold[2]),
-    )
+    !everyHold(found.holders, finite)
   ) {
     throw new OptionError(
       "rateLimiter: shared state",
@@ -90,9 +82,30 @@ export function checkSharedRate(shared: unknown): void {
   }
 }
 
+/** Whether every hold is [id, tokens, until] (an indexed walk: an array with holes has none there). */
+function everyHold(holders: readonly unknown[], finite: (n: unknown) => boolean): boolean {
+  for (let i = 0; i < holders.length; i++) {
+    const hold = holders[i];
+    if (
+      !Array.isArray(hold) ||
+      hold.length !== 3 ||
+      typeof hold[0] !== "string" ||
+      hold[0].length > MAX_ID ||
+      !finite(hold[1]) ||
+      !finite(hold[2])
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /**
  * The fleet's bucket after process `id` hands over `batch` at store time `now` (`shared`: as read and
- * checked, undefined for none), and what it is granted. `life`: how long its hold lasts unrenewed.
+ * checked, undefined for none), and what it is granted. `life`: how long its hold lasts unrenewed (every
+ * process of a fleet should have the same: a hold is taken to last at most this long, and `MAX_SKEW`).
+ * `replacing`: the key held something else; the new bucket then starts empty, since what the processes
+ * hold of the old one is not known.
  */
 export function mergeRate(
   shared: unknown,
@@ -101,6 +114,7 @@ export function mergeRate(
   id: string,
   life: number,
   shape: RateShape,
+  replacing = false,
 ): { state: SharedRate; grant: RateGrant } {
   const { burst, interval } = shape;
   const found = shared as SharedRate | undefined;
@@ -108,12 +122,16 @@ export function mergeRate(
   // A time ahead of the store's (by more than a process of the fleet can be) is taken as that far ahead;
   // the bucket's time never goes back, so no span is refilled twice.
   const at = found === undefined ? now : Math.min(found.at, now + MAX_SKEW);
-  let tokens = found === undefined ? burst : clamp(found.tokens, burst);
-  // The others' holds that have not lapsed, each at most the bucket, renewed no later than a hold can last.
+  let tokens = found === undefined ? (replacing ? 0 : burst) : clamp(found.tokens, burst);
+  // The others' holds that have not lapsed, each at most the bucket, lasting no longer than a hold can.
   let others: [string, number, number][] = [];
+  // Every hold as read, this process's too: the room the bucket had to refill in since `at`.
+  let heldBefore = 0;
   for (const [holder, n, until] of found?.holders ?? []) {
+    const hold = Math.floor(clamp(n, burst));
+    heldBefore += hold;
     if (holder === id || until < now) continue;
-    others.push([holder, Math.floor(clamp(n, burst)), Math.min(until, now + MAX_HOLD_LIFE + MAX_SKEW)]);
+    others.push([holder, hold, Math.min(until, now + life + MAX_SKEW)]);
   }
   if (others.length >= MAX_HOLDERS) {
     others.sort((a, b) => b[2] - a[2]);
@@ -126,7 +144,10 @@ export function mergeRate(
   const room = Math.max(0, burst - held);
   const revoke = Math.max(0, batch.keep - room);
   const mine = batch.keep - revoke;
-  tokens = clamp(tokens + batch.returned + Math.max(0, now - at) / interval, room - mine);
+  // Refilled since `at` only within the room there was then: a token held until just now (spent, or
+  // handed back) may have been held all along, and its room is free from now on.
+  tokens = Math.min(tokens + Math.max(0, now - at) / interval, Math.max(tokens, burst - heldBefore));
+  tokens = clamp(tokens + batch.returned, room - mine);
   let topUp = 0;
   const want = batch.target - mine;
   if (!batch.final && want > 0 && tokens >= 1) {

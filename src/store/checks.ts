@@ -9,8 +9,8 @@ import type { Check, Checks } from "../core/schema.js";
 export const SHARING_CHECKS = {
   store: { kind: { type: "other", allowed: "a Store (memoryStore() or redisStore())" } },
   key: { kind: { type: "other", allowed: "a non-empty string naming the shared state" } },
-  syncEvery: { kind: { type: "number", min: 0, exclusive: true } },
-  storeTimeout: { kind: { type: "number", min: 0, exclusive: true } },
+  syncEvery: { kind: { type: "number", min: 1, max: 2147483647 } },
+  storeTimeout: { kind: { type: "number", min: 1, max: 2147483647 } },
   whenStoreDown: { kind: { type: "enum", values: ["local", "closed"] } },
   expire: { kind: { type: "number", min: 1, max: 1000000000000 } },
 } as const satisfies Record<string, Check>;

@@ -14,13 +14,13 @@ export const SHARING_FIELDS = {
     doc: "The name the fleet shares the state under.",
   },
   syncEvery: {
-    kind: { type: "number", min: 0, exclusive: true },
+    kind: { type: "number", min: 1, max: 2147483647 },
     ms: true,
     default: "100",
     doc: "Exchange with the store every this many ms.",
   },
   storeTimeout: {
-    kind: { type: "number", min: 0, exclusive: true },
+    kind: { type: "number", min: 1, max: 2147483647 },
     ms: true,
     default: "250",
     doc: "A store operation that takes longer fails, and the policy goes on alone.",

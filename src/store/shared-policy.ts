@@ -37,7 +37,10 @@ export interface StoreEventSink {
  * The hooks a policy gives its replica; the replica's `down`, `up` and `corrupt` become `store-down`,
  * `store-up` and `store-corrupt`.
  */
-export type SharingHooks<B> = Omit<ReplicaHooks<B>, "down" | "up" | "corrupt">;
+export type SharingHooks<B> = Omit<ReplicaHooks<B>, "down" | "up" | "corrupt"> & {
+  /** The key held something else, which this exchange replaces (before `merge` is given undefined for it). */
+  corrupted?(): void;
+};
 
 /**
  * A policy whose state may be shared through a store (`SharingOptions`). Without a store it is the
@@ -80,11 +83,15 @@ export abstract class SharedPolicy {
     hooks: () => SharingHooks<B>,
   ): Clock {
     if (sharing === undefined) return clock;
+    const given = hooks();
     this.#replica = new Replica<B>(kind, sharing, clock, {
-      ...hooks(),
+      ...given,
       down: (error) => events.emit("store-down", { error }),
       up: (downFor) => events.emit("store-up", { downFor }),
-      corrupt: (found, reason) => events.emit("store-corrupt", { found, reason }),
+      corrupt: (found, reason) => {
+        given.corrupted?.();
+        events.emit("store-corrupt", { found, reason });
+      },
     }) as Replica<unknown>;
     return this.storeClock(clock);
   }
