@@ -12,6 +12,7 @@
  * (`fixed`, `exponential` of OUTAGE_STRATEGIES).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Counts, loadOptions, type RunningLoad, startLoad } from "../src/cli/load.js";
@@ -329,6 +330,24 @@ describe("startServer", () => {
       strategy: "rate",
       rate: 2.5,
     });
+  });
+
+  it("regression: answers a pipelined request, and does not count it abandoned (its response has no socket until the one ahead is answered)", async () => {
+    const server = await startServer({ port: 0, minDelay: 50, strategy: "aimd" });
+    servers.add(server);
+    const socket = connect(server.port, "127.0.0.1");
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+    });
+    await new Promise((resolve) => socket.once("connect", resolve));
+    // Two requests back to back on one connection (HTTP/1.1 pipelining; autocannon -p, wrk scripts).
+    socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    socket.destroy();
+    expect(text.match(/HTTP\/1\.1 200/g)?.length).toBe(2);
+    expect(server.served().abandoned).toBe(0);
   });
 
   it("refuses anything but a loopback address", async () => {

@@ -97,7 +97,9 @@ describe("a sliding window", () => {
             const refused = refusal(() => limiter.acquire(() => {}));
             if (refused === undefined) continue;
             expect(refused.retryAfter).toBeGreaterThan(0);
-            expect(refused.retryAfter).toBeLessThanOrEqual(Math.ceil(per));
+            // At most per, rounded up (and a ms more when a start was recorded at its due time, a few
+            // units in the last place after the clock's reading).
+            expect(refused.retryAfter).toBeLessThanOrEqual(Math.ceil(per) + 1);
             // Coming back after retryAfter, the call starts.
             clock.t += refused.retryAfter;
             expect(refusal(() => limiter.acquire(() => {}))).toBeUndefined();
@@ -217,5 +219,119 @@ describe("a sliding window's options", () => {
     expect(() => rateLimiter({ kind: "leaky-bucket" as "sliding-window", rate: 5 })).toThrow(
       /kind must be "token-bucket" or "sliding-window"/,
     );
+  });
+});
+
+describe("regression: defects a fault hunt found in the sliding window", () => {
+  it("at clock values near 1e15 the rounding slack (3.5 ms) lets every call through when per is small", () => {
+    const clock = handClock(1e15);
+    const limiter = rateLimiter({ kind: "sliding-window", rate: 1, per: 2, clock });
+    let started = 0;
+    for (let i = 0; i < 10; i++) refusal(() => limiter.acquire(() => started++));
+    expect(started).toBe(1); // observed: 10
+  });
+
+  it("at 1e15 a second call starts 997 ms after the first with rate 1 per 1000 ms", () => {
+    const clock = handClock(1e15);
+    const limiter = rateLimiter({ kind: "sliding-window", rate: 1, per: 1000, clock });
+    limiter.acquire(() => {});
+    clock.t = 1e15 + 997;
+    expect(refusal(() => limiter.acquire(() => {}))).toBeInstanceOf(RateLimitedError); // observed: started
+  });
+
+  it("a start callback that throws after a nested acquire takes back the nested call's start, not its own", () => {
+    const clock = handClock(0);
+    const limiter = rateLimiter({ kind: "sliding-window", rate: 2, per: 1000, clock });
+    const starts: number[] = [];
+    expect(() =>
+      limiter.acquire(() => {
+        clock.t = 500; // a slow synchronous start: time moves on
+        limiter.acquire(() => starts.push(clock.t)); // this one runs, at 500
+        throw new Error("outer start failed"); // this one ran nothing
+      }),
+    ).toThrow("outer start failed");
+    clock.t = 1000;
+    refusal(() => limiter.acquire(() => starts.push(clock.t)));
+    refusal(() => limiter.acquire(() => starts.push(clock.t)));
+    // At most 2 starts in any 1000 ms: observed [500, 1000, 1000], three in [500, 1500).
+    expect(starts).toEqual([500, 1000]);
+  });
+
+  it("a queued call whose turn is past maxWait (by the 2^31-1 cap) is queued, told the wrong wait, and starts later", async () => {
+    const per = 2 ** 31 - 1;
+    const clock = new VirtualClock();
+    const limiter = rateLimiter({ kind: "sliding-window", rate: 1, per, queue: 5, maxWait: per, clock });
+    const told: number[] = [];
+    limiter.on("queued", ({ wait }) => told.push(wait));
+    const starts: number[] = [];
+    const calls = [0, 1, 2].map(() =>
+      limiter.execute(() => starts.push(clock.now())).catch((e: unknown) => e),
+    );
+    await clock.runAll();
+    const results = await Promise.all(calls);
+    // The third call's turn is 2 × per away, past maxWait: it should be refused up front.
+    // Observed: queued, told wait 2147483647, started at 4294967294.
+    expect(results[2]).toBeInstanceOf(RateLimitedError);
+    expect(starts).toEqual([0, per]);
+    expect(told).toEqual([per]);
+  });
+
+  it("says a retryAfter that is enough and at most 2^31 - 1 ms after a step back, however long per is (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        (per, back) => {
+          const clock = handClock(1e10);
+          const limiter = rateLimiter({ kind: "sliding-window", rate: 1, per, clock });
+          limiter.acquire(() => {});
+          clock.t -= back;
+          const refused = refusal(() => limiter.acquire(() => {}));
+          if (refused === undefined) return;
+          expect(refused.retryAfter).toBeLessThanOrEqual(2 ** 31 - 1);
+          clock.t += refused.retryAfter;
+          expect(refusal(() => limiter.acquire(() => {}))).toBeUndefined();
+        },
+      ),
+      { numRuns: 300 },
+    );
+    // The case that broke: per 2^31 − 1, back by 1e8 ms. The log is forgotten (a start kept would
+    // expire past what a retryAfter may say), and the call starts.
+    const clock = handClock(1e9);
+    const limiter = rateLimiter({ kind: "sliding-window", rate: 1, per: 2 ** 31 - 1, clock });
+    limiter.acquire(() => {});
+    clock.t = 1e9 - 1e8;
+    expect(refusal(() => limiter.acquire(() => {}))).toBeUndefined();
+  });
+
+  it("a call whose turn comes within a fractional maxWait is refused (the wait is rounded up first)", () => {
+    const clock = handClock(0.3);
+    const limiter = rateLimiter({
+      kind: "sliding-window",
+      rate: 1,
+      per: 1000,
+      queue: 5,
+      maxWait: 999.5,
+      clock,
+    });
+    limiter.acquire(() => {}); // at 0.3
+    clock.t = 1; // its turn: 1000.3, 999.3 ms away, within maxWait 999.5
+    expect(refusal(() => limiter.acquire(() => {}))).toBeUndefined(); // observed: RateLimitedError(1000)
+  });
+
+  it("a queued call starts up to 1 ms before the wait its queued event said", async () => {
+    const clock = new VirtualClock(0.3);
+    const limiter = rateLimiter({ kind: "sliding-window", rate: 1, per: 1000, queue: 5, clock });
+    const told: number[] = [];
+    limiter.on("queued", ({ wait }) => told.push(wait));
+    const starts: number[] = [];
+    const first = limiter.execute(() => starts.push(clock.now()));
+    await clock.advance(0.7);
+    const asked = clock.now();
+    const second = limiter.execute(() => starts.push(clock.now()));
+    await clock.runAll();
+    await Promise.all([first, second]);
+    // Observed: told 1000, started 999.3 ms after it asked.
+    expect((starts[1] as number) - asked).toBe(told[0]);
   });
 });

@@ -146,6 +146,7 @@ function resolveServeOptions(o: ServeOptions): Required<ServeOptions> {
 
 interface Pending {
   readonly start: number;
+  readonly req: IncomingMessage;
   readonly res: ServerResponse;
   /** Its place under the adaptive limit, if any: told when it is answered. */
   readonly permit: LimitPermit | undefined;
@@ -198,7 +199,7 @@ class Service {
       return;
     }
     this.concurrency += 1;
-    this.#pending.push({ start: performance.now(), res, permit });
+    this.#pending.push({ start: performance.now(), req, res, permit });
     this.#ticker ??= setInterval(() => this.#check(), this.#tick);
   }
 
@@ -225,12 +226,14 @@ class Service {
     this.lastDelay = delay;
     const pending = this.#pending;
     while (this.#head < pending.length && now - (pending[this.#head] as Pending).start >= delay) {
-      const { res, permit } = pending[this.#head] as Pending;
+      const { req, res, permit } = pending[this.#head] as Pending;
       pending[this.#head] = undefined as unknown as Pending;
       this.#head += 1;
       this.concurrency -= 1;
       this.answered += 1;
-      if (res.destroyed || res.socket === null || res.socket.destroyed) {
+      // The client went away: its connection is gone. (A pipelined request's response has no socket
+      // until the one ahead of it is answered: its request's socket says.)
+      if (res.destroyed || req.socket.destroyed) {
         this.abandoned += 1;
         permit?.failure(ABANDONED);
       } else {

@@ -69,7 +69,7 @@ export interface RateLimiterOptions extends SharingOptions {
 export interface RateLimiterEvents extends StoreEvents {
   /** A call got its token; `waited`: ms it waited in the queue (0 for none). */
   acquired: { readonly waited: number };
-  /** A call waits for a token; `position` 1 is next, `wait` the ms until its token is due. */
+  /** A call waits for a token; `position` 1 is next, `wait` the ms until its token is due (exact, a fraction on a virtual clock). */
   queued: { readonly position: number; readonly wait: number };
   /** A call was refused; `retryAfter` as the error has it, `queued` the calls then waiting. */
   rejected: { readonly retryAfter: number; readonly queued: number };
@@ -364,23 +364,25 @@ export class RateLimiter extends SharedPolicy {
     return this.#events.on(event, listener);
   }
 
-  /** Milliseconds from now until `n` tokens will be there for this process (0 when they are). */
+  /**
+   * Milliseconds from now until `n` tokens will be there for this process (0 when they are), exactly:
+   * compared with `maxWait` as it is, and rounded up (and capped at 2^31 − 1) only for a `retryAfter`.
+   */
   #until(mode: "local" | "shared" | "closed", n: number, now: number): number {
     if (mode === "local") {
       const wait =
         this.#window === undefined ? (n - this.#tokens) * this.#localInterval : this.#window.until(n, now);
-      return Math.min(MAX_PERIOD, Math.max(0, Math.ceil(wait)));
+      return Math.max(0, wait);
     }
     const sharing = this.#sharing as Sharing;
     // Closed: until the store is tried again, at the longest pause between tries.
-    if (mode === "closed") return Math.min(MAX_PERIOD, Math.ceil(Math.max(1000, sharing.syncEvery)));
+    if (mode === "closed") return Math.max(1000, sharing.syncEvery);
     const short = n - this.#lease;
     if (short <= 0) return 0;
     // The fleet's bucket as last seen, refilled since: what the next exchange may bring.
     const elapsed = now > this.#fleetAt ? now - this.#fleetAt : 0;
     const there = Math.min(this.burst, this.#fleetTokens + elapsed / this.#interval);
-    const wait = Math.max(sharing.syncEvery / 10, (short - there) * this.#interval);
-    return Math.min(MAX_PERIOD, Math.ceil(wait));
+    return Math.max(sharing.syncEvery / 10, (short - there) * this.#interval);
   }
 
   /**
@@ -461,9 +463,11 @@ export class RateLimiter extends SharedPolicy {
     return undefined;
   }
 
+  /** A refusal: `wait` (exact) rounded up to whole ms, and at most 2^31 − 1, as its retryAfter. */
   #refused(wait: number, queued: number): RateLimitedError {
-    if (this.#events.has("rejected")) this.#events.emit("rejected", { retryAfter: wait, queued });
-    return new RateLimitedError(wait, this.rate, this.per);
+    const retryAfter = Math.min(MAX_PERIOD, Math.ceil(wait));
+    if (this.#events.has("rejected")) this.#events.emit("rejected", { retryAfter, queued });
+    return new RateLimitedError(retryAfter, this.rate, this.per);
   }
 
   /** Sets the timer for the first waiter's token (or, shared, its deadline and a look again), unless one is set. */
