@@ -121,3 +121,52 @@ describe("a stateful part inside the combinators", () => {
     expect(whole.fork).toBeUndefined();
   });
 });
+
+describe("a wrong part or factor", () => {
+  it.each([
+    ["backoff.plus: a", () => backoff.plus(5 as never, backoff.none())],
+    ["backoff.plus: b", () => backoff.plus(backoff.none(), 5 as never)],
+    ["backoff.chain: first", () => backoff.chain(5 as never, 1, backoff.none())],
+    ["backoff.chain: then", () => backoff.chain(backoff.none(), 1, 5 as never)],
+    ["backoff.capped: backoff", () => backoff.capped(5 as never, 1)],
+    ["backoff.scaled: backoff", () => backoff.scaled(5 as never, 2)],
+  ])("names the part: %s", (label, make) => {
+    expect(make).toThrow(
+      `${label} must be a backoff (from backoff.*), an object with a delay(retries, random) method, or a function; got 5`,
+    );
+  });
+
+  it.each([["2"], [0], [-1], [Number.NaN], [Number.POSITIVE_INFINITY]])("scaled refuses k = %j", (k) => {
+    expect(() => backoff.scaled(backoff.none(), k as never)).toThrow(
+      /^backoff\.scaled: k must be a finite number > 0; got /,
+    );
+  });
+
+  it.each([[1], [Number.NaN], ["2"], [0.5]])("polynomial refuses an exponent of %j, naming which", (p) => {
+    expect(() => backoff.polynomial({ exponents: [3, p as never] })).toThrow(
+      /^backoff\.polynomial: exponents\[1\] must be a finite number > 1; got /,
+    );
+  });
+});
+
+describe("the slotted backoff", () => {
+  it("is named, and with a slot of 0 waits 0 however many slots it may draw", () => {
+    const none = backoff.slotted({ slot: 0 });
+    expect({ name: none.name, base: none.base, max: none.max }).toEqual({ name: "slotted", base: 0, max: 0 });
+    expect(none.delay(40, () => 0.99)).toBe(0);
+  });
+
+  it("waits 0 at the step that reaches the ceiling, and draws nothing there", () => {
+    let draws = 0;
+    const random = () => {
+      draws += 1;
+      return 0.7;
+    };
+    // Ceiling 10, resetting: x = 9 is the reset step; x = 10 starts again from one slot.
+    const b = backoff.slotted();
+    expect(b.delay(9, random)).toBe(0);
+    expect(draws).toBe(0);
+    expect(b.delay(10, random)).toBe(10);
+    expect(draws).toBe(1);
+  });
+});

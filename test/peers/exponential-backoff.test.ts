@@ -148,7 +148,7 @@ describe("delayFirstAttempt", () => {
 
 describe("delays() previews delayFirstAttempt", () => {
   it("the first entry is the wait before the first attempt, then each retry's, as retry() sleeps them", async () => {
-    fc.assert(
+    await fc.assert(
       fc.asyncProperty(fc.integer(), async (seed) => {
         const options: RetryOptions = {
           delayFirstAttempt: true,
