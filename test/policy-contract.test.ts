@@ -3,7 +3,7 @@
  * `maxElapsed: 0`, and each kind of answer a `delayFrom` may give (a least wait with the delay on top, an
  * exact wait, nothing or garbage for the policy's own delay; Infinity capped as every delay is).
  */
-import { backoff, type RetryOptions, retry, retryReport } from "robustly";
+import { backoff, ResponsiveBackoff, type RetryOptions, retry, retryReport, steps } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 
@@ -76,5 +76,181 @@ describe("a delayFrom's answer", () => {
       },
     });
     expect(seen).toEqual(["down", 100, -1]);
+  });
+});
+
+describe("what is thrown, and what retryOn is", () => {
+  const tenMs = { backoff: backoff.constant({ base: 10 }), jitter: (d: number) => d, maxRetries: 1 };
+
+  it.each([
+    ["null", null],
+    ["a string", "down"],
+    ["a number", 503],
+  ])("%s thrown is retried with the policy's delay, and is what the call rejects with", async (_, thrown) => {
+    const clock = new VirtualClock();
+    const times: number[] = [];
+    const call = retry(
+      () => {
+        times.push(clock.now());
+        throw thrown;
+      },
+      { ...tenMs, budget: false, clock },
+    ).then(
+      () => "resolved",
+      (error: unknown) => error,
+    );
+    await clock.runAll();
+    expect(await call).toBe(thrown);
+    expect(times).toEqual([0, 10]);
+  });
+
+  it("a name matcher does not retry null", async () => {
+    const clock = new VirtualClock();
+    let attempts = 0;
+    const call = retry(
+      () => {
+        attempts += 1;
+        throw null;
+      },
+      { ...tenMs, retryOn: "ECONNRESET", budget: false, clock },
+    ).catch((error: unknown) => error);
+    await clock.runAll();
+    expect(await call).toBe(null);
+    expect(attempts).toBe(1);
+  });
+
+  it("Error matches only errors; a class of any kind is matched with instanceof, never called", async () => {
+    class Custom {}
+    function LegacyError(this: Error) {}
+    LegacyError.prototype = Object.create(Error.prototype);
+    const cases: [unknown, () => unknown, number][] = [
+      [Error, () => "a string", 1],
+      [Error, () => new TypeError("t"), 2],
+      [Custom, () => new Custom(), 2],
+      [Custom, () => new Error("e"), 1],
+      [LegacyError, () => new (LegacyError as unknown as new () => Error)(), 2],
+      [LegacyError, () => new Error("e"), 1],
+    ];
+    for (const [retryOn, make, expected] of cases) {
+      const clock = new VirtualClock();
+      let attempts = 0;
+      const call = retry(
+        () => {
+          attempts += 1;
+          throw make();
+        },
+        { ...tenMs, retryOn: retryOn as never, budget: false, clock },
+      ).catch(() => undefined);
+      await clock.runAll();
+      await call;
+      expect(attempts, String(retryOn)).toBe(expected);
+    }
+  });
+
+  it("a predicate whose source mentions a class is called as a predicate", async () => {
+    const clock = new VirtualClock();
+    let attempts = 0;
+    const retryOn = (error: unknown) => (error as { kind?: string }).kind === "class transient";
+    const call = retry(
+      () => {
+        attempts += 1;
+        throw Object.assign(new Error("e"), { kind: "class transient" });
+      },
+      { ...tenMs, retryOn, budget: false, clock },
+    ).catch(() => undefined);
+    await clock.runAll();
+    await call;
+    expect(attempts).toBe(2);
+  });
+
+  it("a retryOn that throws ends the call with what it threw, after that attempt", async () => {
+    const broken = new Error("predicate broke");
+    const clock = new VirtualClock();
+    let attempts = 0;
+    const call = retry(
+      () => {
+        attempts += 1;
+        throw new Error("down");
+      },
+      {
+        ...tenMs,
+        retryOn: () => {
+          throw broken;
+        },
+        budget: false,
+        clock,
+      },
+    ).catch((error: unknown) => error);
+    await clock.runAll();
+    expect(await call).toBe(broken);
+    expect(attempts).toBe(1);
+  });
+});
+
+describe("options only some forms take", () => {
+  it("steps.retry refuses signal and timeout, which belong to the call", () => {
+    expect(() => steps.retry({ timeout: 100 } as never)).toThrow(/timeout must be one of the known options/);
+    expect(() => steps.retry({ signal: new AbortController().signal } as never)).toThrow(
+      /signal must be one of the known options/,
+    );
+  });
+
+  it.each([[{}], [null], [5]])("a breaker that is not one is refused, naming it: %j", async (breaker) => {
+    await expect(retry(() => 1, { breaker: breaker as never })).rejects.toThrow(
+      /^breaker must be a circuit breaker \(from circuitBreaker\(\)\); got /,
+    );
+  });
+});
+
+describe("a stateful backoff and a rule's time limit", () => {
+  it("a responsive backoff in a rule hears of the call's success", async () => {
+    const clock = new VirtualClock();
+    const responsive = new ResponsiveBackoff({ base: 10, max: 10_000, spread: 0, clock });
+    let attempts = 0;
+    const call = retry(
+      () => {
+        attempts += 1;
+        if (attempts < 3) throw new TypeError("flaky");
+        return "ok";
+      },
+      { rules: [{ when: TypeError, backoff: responsive, maxRetries: 5 }], budget: false, clock },
+    );
+    await clock.runAll();
+    expect(await call).toBe("ok");
+    // Two failures raised it, the success counts towards bringing it down.
+    expect(responsive.snapshot()).toMatchObject({ wentUp: 2, successes: 1 });
+  });
+
+  it("a responsive backoff at the top hears of the call's success", async () => {
+    const clock = new VirtualClock();
+    const responsive = new ResponsiveBackoff({ base: 10, max: 10_000, spread: 0, clock });
+    let attempts = 0;
+    const call = retry(
+      () => {
+        attempts += 1;
+        if (attempts < 2) throw new Error("flaky");
+        return "ok";
+      },
+      { backoff: responsive, budget: false, clock },
+    );
+    await clock.runAll();
+    expect(await call).toBe("ok");
+    expect(responsive.snapshot()).toMatchObject({ wentUp: 1, successes: 1 });
+  });
+
+  it("a rule's maxElapsed ends the call in time even when the top level has none", async () => {
+    const { times, error } = await attemptTimes({
+      rules: [
+        {
+          when: Error,
+          maxElapsed: 250,
+          maxRetries: 100,
+          backoff: backoff.constant({ base: 100 }),
+          jitter: (d: number) => d,
+        },
+      ],
+    });
+    expect(times).toEqual([0, 100, 200]);
+    expect(retryReport(error)).toMatchObject({ reason: "elapsed" });
   });
 });
