@@ -4,7 +4,8 @@
  * coverage, incremental), on the folders given or on every folder with a goal, then each folder's score
  * against its goal and the mutants that survived. Stryker 10 needs Node.js 22 or later: when this Node.js
  * is older, it runs Stryker on the `node` package of version 22 from the npm registry (fetched once by
- * npx into its cache). Out of CI: a full run takes hours on two cores; an incremental one, minutes.
+ * npx into its cache); Stryker itself is installed, unsaved, at the first run. Out of CI: a full run takes
+ * hours on two cores; an incremental one, minutes.
  *
  * Score: mutants killed or timed out, over every mutant that ran or was not covered (mutants that did not
  * compile or crashed on load are left out, as Stryker does). A static mutant (one that acts while its
@@ -61,7 +62,23 @@ for (const folder of folders) {
 }
 const chosen = folders.length > 0 ? folders : Object.keys(GOALS);
 
+/** Stryker's packages, installed when a run first needs them (not in package.json: on Node.js 20, `npm ci`
+ * would warn about their engines for every install of the project). */
+const STRYKER = ["@stryker-mutator/core@10.1.1", "@stryker-mutator/vitest-runner@10.1.1"];
+
 if (!flags.has("--report-only")) {
+  if (!existsSync("node_modules/@stryker-mutator/core/bin/stryker.js")) {
+    console.log(`Installing ${STRYKER.join(" and ")} (not saved in package.json)…`);
+    const install = spawnSync(
+      "npm",
+      ["install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", ...STRYKER],
+      { stdio: "inherit" },
+    );
+    if (install.status !== 0) {
+      console.error("npm run mutation: could not install Stryker");
+      process.exit(1);
+    }
+  }
   const major = Number(process.versions.node.split(".")[0]);
   const stryker = ["node_modules/@stryker-mutator/core/bin/stryker.js", "run", "stryker.config.mjs"];
   // The folders, less what stryker.config.mjs leaves out (--mutate replaces its list).
