@@ -254,3 +254,53 @@ describe("a stateful backoff and a rule's time limit", () => {
     expect(retryReport(error)).toMatchObject({ reason: "elapsed" });
   });
 });
+
+describe("options of any shape, and the short form's own", () => {
+  it.each([
+    "onAttempt",
+    "onSuccess",
+    "onError",
+    "onRetry",
+    "onGiveUp",
+    "onCallbackError",
+    "retryOnResult",
+    "shouldConsumeRetry",
+  ])("%s that is no function is refused, naming it", async (key) => {
+    await expect(retry(() => 1, { [key]: 5 } as never)).rejects.toThrow(`${key} must be a function; got 5`);
+  });
+
+  it("hedge and chaos take only a step of their own kind", async () => {
+    await expect(retry(() => 1, { hedge: {} as never })).rejects.toThrow(
+      "hedge must be a hedge step (steps.hedge({ delay })); got {}",
+    );
+    await expect(
+      retry(() => 1, { hedge: steps.chaos({ fault: { rate: 0, error: new Error("x") } }) as never }),
+    ).rejects.toThrow(/^hedge must be a hedge step/);
+    await expect(retry(() => 1, { chaos: null as never })).rejects.toThrow(
+      "chaos must be a chaos step (steps.chaos({ fault: { rate, error } })); got null",
+    );
+  });
+
+  it("random and unref are checked when given", async () => {
+    await expect(retry(() => 1, { random: 5 as never })).rejects.toThrow("random must be a function; got 5");
+    await expect(retry(() => 1, { unref: 1 as never })).rejects.toThrow("unref must be true or false; got 1");
+  });
+
+  it("reads the options of a class instance or an object made with Object.create by name", async () => {
+    class Options {
+      get maxRetries() {
+        return 0;
+      }
+    }
+    for (const options of [new Options(), Object.create({ maxRetries: 0 })]) {
+      let attempts = 0;
+      await expect(
+        retry(() => {
+          attempts += 1;
+          throw new Error("down");
+        }, options),
+      ).rejects.toThrow("down");
+      expect(attempts).toBe(1);
+    }
+  });
+});
