@@ -203,38 +203,44 @@ describe("options only some forms take", () => {
 });
 
 describe("a stateful backoff and a rule's time limit", () => {
-  it("a responsive backoff in a rule hears of the call's success", async () => {
+  /** A call that fails `failures` times (with `make()`'s error) and then succeeds, under `options(responsive)`. */
+  async function succeedsAfter(
+    failures: number,
+    make: () => Error,
+    options: (responsive: ResponsiveBackoff) => RetryOptions,
+  ): Promise<ResponsiveBackoff> {
     const clock = new VirtualClock();
     const responsive = new ResponsiveBackoff({ base: 10, max: 10_000, spread: 0, clock });
     let attempts = 0;
     const call = retry(
       () => {
         attempts += 1;
-        if (attempts < 3) throw new TypeError("flaky");
+        if (attempts <= failures) throw make();
         return "ok";
       },
-      { rules: [{ when: TypeError, backoff: responsive, maxRetries: 5 }], budget: false, clock },
+      { ...options(responsive), budget: false, clock },
     );
     await clock.runAll();
     expect(await call).toBe("ok");
+    return responsive;
+  }
+
+  it("a responsive backoff in a rule hears of the call's success", async () => {
+    const responsive = await succeedsAfter(
+      2,
+      () => new TypeError("flaky"),
+      (backoff) => ({ rules: [{ when: TypeError, backoff, maxRetries: 5 }] }),
+    );
     // Two failures raised it, the success counts towards bringing it down.
     expect(responsive.snapshot()).toMatchObject({ wentUp: 2, successes: 1 });
   });
 
   it("a responsive backoff at the top hears of the call's success", async () => {
-    const clock = new VirtualClock();
-    const responsive = new ResponsiveBackoff({ base: 10, max: 10_000, spread: 0, clock });
-    let attempts = 0;
-    const call = retry(
-      () => {
-        attempts += 1;
-        if (attempts < 2) throw new Error("flaky");
-        return "ok";
-      },
-      { backoff: responsive, budget: false, clock },
+    const responsive = await succeedsAfter(
+      1,
+      () => new Error("flaky"),
+      (backoff) => ({ backoff }),
     );
-    await clock.runAll();
-    expect(await call).toBe("ok");
     expect(responsive.snapshot()).toMatchObject({ wentUp: 1, successes: 1 });
   });
 
