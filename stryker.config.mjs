@@ -1,5 +1,6 @@
 // Mutation testing: `npm run mutation` (scripts/mutation.mjs), which runs Stryker on Node.js 22 and
 // prints each folder's score against its goal. Survivors and why each stays: stryker.survivors.md.
+const run = process.env.ROBUSTLY_MUTATION_RUN ?? "all";
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: "vitest",
@@ -16,9 +17,11 @@ export default {
   ],
   ignoreStatic: true,
   incremental: true,
-  incrementalFile: "reports/mutation/incremental.json",
+  // One incremental file and report per set of folders (scripts/mutation.mjs names it), so a run on one
+  // folder does not throw away what a run on another remembers.
+  incrementalFile: `reports/mutation/${run}.incremental.json`,
   reporters: ["json", "progress"],
-  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  jsonReporter: { fileName: `reports/mutation/${run}.json` },
   concurrency: 2,
   timeoutMS: 10000,
   tempDirName: ".stryker-tmp",

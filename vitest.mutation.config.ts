@@ -1,7 +1,7 @@
 /**
  * The tests mutation testing runs (`npm run mutation`): the suite without the tests that start processes,
- * servers or a browser, build the package, or run the simulator (they exercise no more of the mutated
- * folders, and would make each mutant's run take seconds).
+ * servers or a browser, build the package, type-check or run the simulator (they exercise no more of the
+ * mutated folders, and would make each mutant's run take seconds).
  */
 import { defineConfig, mergeConfig } from "vitest/config";
 import base from "./vitest.config.js";
@@ -15,12 +15,14 @@ export const SLOW_TESTS = [
   "test/docs.test.ts",
   "test/endurance.test.ts",
   "test/explorer.test.ts",
+  "test/faults/cli.test.ts",
   "test/fleet.test.ts",
   "test/layout.test.ts",
   "test/load-summary.test.ts",
   "test/loopback.test.ts",
   "test/optional-packages.test.ts",
   "test/package.test.ts",
+  "test/peers/unref.test.ts",
   "test/plot-browser.test.ts",
   "test/portable.test.ts",
   "test/progress.test.ts",
@@ -33,6 +35,7 @@ export const SLOW_TESTS = [
   "test/supervisor-workers.test.ts",
   "test/supervisor.test.ts",
   "test/test-tools.test.ts",
+  "test/types.test.ts",
 ];
 
 export default mergeConfig(
@@ -40,6 +43,9 @@ export default mergeConfig(
   defineConfig({
     test: {
       exclude: ["**/node_modules/**", ...SLOW_TESTS],
+      // One module graph for every file: a mutant is switched on at run time, and each run re-imports
+      // nothing (with isolation, each mutant's run loaded the package afresh for each test file).
+      isolate: false,
     },
   }),
 );

@@ -17,7 +17,7 @@
  * last report without running Stryker.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { relative } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -37,7 +37,6 @@ export const GOALS = {
   "src/adaptive": 0.85,
 };
 const NODE = "node@22.23.3";
-const REPORT = "reports/mutation/mutation.json";
 /** Files stryker.config.mjs leaves out (a report from before may still hold them). */
 const LEFT_OUT = /\/(schema|checks)\.ts$/;
 
@@ -61,6 +60,15 @@ for (const folder of folders) {
   }
 }
 const chosen = folders.length > 0 ? folders : Object.keys(GOALS);
+/** The name of this set of folders' incremental file and report (stryker.config.mjs reads it). */
+const RUN =
+  folders.length > 0
+    ? [...new Set(chosen)]
+        .sort()
+        .map((f) => f.slice("src/".length))
+        .join("+")
+    : "all";
+const REPORT = `reports/mutation/${RUN}.json`;
 
 /** Stryker's packages, installed when a run first needs them (not in package.json: on Node.js 20, `npm ci`
  * would warn about their engines for every install of the project). */
@@ -90,7 +98,10 @@ if (!flags.has("--report-only")) {
       ? [process.execPath, [...stryker, ...mutate]]
       : ["npx", ["--yes", NODE, ...stryker, ...mutate]];
   const started = Date.now();
-  const run = spawnSync(command, commandArgs, { stdio: "inherit" });
+  const run = spawnSync(command, commandArgs, {
+    stdio: "inherit",
+    env: { ...process.env, ROBUSTLY_MUTATION_RUN: RUN },
+  });
   console.log(`\nStryker ran for ${((Date.now() - started) / 60_000).toFixed(1)} min`);
   if (run.status !== 0) {
     console.error(`npm run mutation: Stryker exited with ${run.status ?? run.signal}`);
@@ -98,41 +109,62 @@ if (!flags.has("--report-only")) {
   }
 }
 
-if (!existsSync(REPORT)) {
-  console.error(`npm run mutation: no report at ${REPORT}; run without --report-only first`);
+if (!flags.has("--report-only") && !existsSync(REPORT)) {
+  console.error(`npm run mutation: Stryker wrote no report at ${REPORT}`);
   process.exit(1);
 }
-const report = JSON.parse(readFileSync(REPORT, "utf8"));
+
+/** Every report on disk, newest first: a folder's figures come from the newest run that mutated it
+ * (reports/mutation/<its folders, joined by +>.json). */
+const reports = existsSync("reports/mutation")
+  ? readdirSync("reports/mutation")
+      .filter((name) => name.endsWith(".json") && !name.endsWith(".incremental.json"))
+      .map((name) => `reports/mutation/${name}`)
+      .map((file) => ({ file, mtime: statSync(file).mtime }))
+      .sort((a, b) => b.mtime - a.mtime)
+      .map(({ file, mtime }) => ({ file, mtime, report: JSON.parse(readFileSync(file, "utf8")) }))
+  : [];
+const folderOf = (file) => relative(process.cwd(), file).replaceAll("\\", "/");
 const COUNTED = new Set(["Killed", "Timeout", "Survived", "NoCoverage"]);
 const rows = new Map(
-  chosen.map((f) => [f, { killed: 0, timeout: 0, survived: 0, noCoverage: 0, left: 0, static: 0 }]),
+  chosen.map((f) => [
+    f,
+    { killed: 0, timeout: 0, survived: 0, noCoverage: 0, left: 0, static: 0, from: undefined },
+  ]),
 );
 const survivors = [];
-for (const [file, { mutants, source }] of Object.entries(report.files)) {
-  const path = relative(process.cwd(), file).replaceAll("\\", "/");
-  const folder = chosen.find((f) => path.startsWith(`${f}/`));
-  if (folder === undefined || LEFT_OUT.test(path)) continue;
-  const row = rows.get(folder);
-  const lines = source.split("\n");
-  for (const m of mutants) {
-    if (!COUNTED.has(m.status)) {
-      row.left += 1;
-      continue;
-    }
-    if (m.static) row.static += 1;
-    if (m.status === "Killed") row.killed += 1;
-    else if (m.status === "Timeout") row.timeout += 1;
-    else {
-      if (m.status === "Survived") row.survived += 1;
-      else row.noCoverage += 1;
-      const line = m.location.start.line;
-      survivors.push({
-        where: `${path}:${line}`,
-        status: m.status,
-        mutator: m.mutatorName + (m.static ? " (static)" : ""),
-        replacement: (m.replacement ?? "").replace(/\s+/g, " ").slice(0, 80),
-        code: (lines[line - 1] ?? "").trim().slice(0, 100),
-      });
+for (const [folder, row] of rows) {
+  // Only a run that mutated the whole folder counts (a report also carries files from earlier runs).
+  const found = reports.find(({ file }) => {
+    const run = file.slice("reports/mutation/".length, -".json".length);
+    return run === "all" || run.split("+").includes(folder.slice("src/".length));
+  });
+  if (found === undefined) continue;
+  row.from = `${found.file}, ${found.mtime.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  for (const [file, { mutants, source }] of Object.entries(found.report.files)) {
+    const path = folderOf(file);
+    if (!path.startsWith(`${folder}/`) || LEFT_OUT.test(path)) continue;
+    const lines = source.split("\n");
+    for (const m of mutants) {
+      if (!COUNTED.has(m.status)) {
+        row.left += 1;
+        continue;
+      }
+      if (m.static) row.static += 1;
+      if (m.status === "Killed") row.killed += 1;
+      else if (m.status === "Timeout") row.timeout += 1;
+      else {
+        if (m.status === "Survived") row.survived += 1;
+        else row.noCoverage += 1;
+        const line = m.location.start.line;
+        survivors.push({
+          where: `${path}:${line}`,
+          status: m.status,
+          mutator: m.mutatorName + (m.static ? " (static)" : ""),
+          replacement: (m.replacement ?? "").replace(/\s+/g, " ").slice(0, 80),
+          code: (lines[line - 1] ?? "").trim().slice(0, 100),
+        });
+      }
     }
   }
 }
@@ -143,6 +175,11 @@ console.log(
 );
 console.log("| --- | --: | --: | --: | --: | --: | --: | --: | --- |");
 for (const [folder, r] of rows) {
+  if (r.from === undefined) {
+    failed = true;
+    console.log(`| ${folder} | | | | | | | not measured | FAIL ≥ ${GOALS[folder] * 100} % |`);
+    continue;
+  }
   const total = r.killed + r.timeout + r.survived + r.noCoverage;
   const score = total === 0 ? 1 : (r.killed + r.timeout) / total;
   const goal = GOALS[folder];
@@ -152,6 +189,8 @@ for (const [folder, r] of rows) {
     `| ${folder} | ${total} | ${r.killed} | ${r.timeout} | ${r.survived} | ${r.noCoverage} | ${r.static} | ${(100 * score).toFixed(1)} % | ${pass ? "PASS" : "FAIL"} ≥ ${goal * 100} % |`,
   );
 }
+console.log("\nFrom:");
+for (const [folder, r] of rows) if (r.from !== undefined) console.log(`- ${folder}: ${r.from}`);
 if (flags.has("--survivors")) {
   console.log("\nSurvivors:");
   for (const s of survivors)
