@@ -104,18 +104,22 @@ describe("what is thrown, and what retryOn is", () => {
     expect(times).toEqual([0, 10]);
   });
 
-  it("a name matcher does not retry null", async () => {
+  it.each([
+    ["null", null],
+    ["undefined", undefined],
+    ["a string equal to the name", "ECONNRESET"],
+  ])("a name matcher does not retry %s, and the call rejects with it", async (_, thrown) => {
     const clock = new VirtualClock();
     let attempts = 0;
     const call = retry(
       () => {
         attempts += 1;
-        throw null;
+        throw thrown;
       },
       { ...tenMs, retryOn: "ECONNRESET", budget: false, clock },
     ).catch((error: unknown) => error);
     await clock.runAll();
-    expect(await call).toBe(null);
+    expect(await call).toBe(thrown);
     expect(attempts).toBe(1);
   });
 
@@ -285,6 +289,27 @@ describe("options of any shape, and the short form's own", () => {
     await expect(retry(() => 1, { chaos: null as never })).rejects.toThrow(
       "chaos must be a chaos step (steps.chaos({ fault: { rate, error } })); got null",
     );
+  });
+
+  it("hedge and chaos refuse a look-alike: an object tagged as the step without execute, a function", async () => {
+    const kind = Symbol.for("robustly.stepKind");
+    const execute = () => 1;
+    for (const option of ["hedge", "chaos"] as const) {
+      const tagged = { [kind]: option };
+      const fn = Object.assign(() => 1, { [kind]: option, execute });
+      for (const value of [tagged, fn]) {
+        let attempts = 0;
+        const call = retry(
+          () => {
+            attempts += 1;
+            return 1;
+          },
+          { [option]: value } as never,
+        );
+        await expect(call).rejects.toThrow(new RegExp(`^${option} must be a ${option} step`));
+        expect(attempts).toBe(0);
+      }
+    }
   });
 
   it("random and unref are checked when given", async () => {

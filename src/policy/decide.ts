@@ -116,10 +116,10 @@ export class RetryState {
       try {
         wait = (error as { [RETRY_AFTER]: unknown })[RETRY_AFTER];
       } catch {
-        wait = undefined;
+        // No word.
       }
-      if (typeof wait === "number" && wait >= 0 && wait < Number.POSITIVE_INFINITY)
-        delay = generatedDelay(wait, delay);
+      // A finite number only (Infinity is no word here); a negative one is no wait, as in `generatedDelay`.
+      if (Number.isFinite(wait)) delay = generatedDelay(wait as number, delay);
     }
     const spent = policy.maxElapsedCountsWait ? at.elapsed + delay : at.elapsed;
     return spent > policy.maxElapsed ? "elapsed" : { policy: index, delay };

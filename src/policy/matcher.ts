@@ -49,20 +49,11 @@ function single(option: string, item: unknown): (error: unknown) => boolean {
   throw new OptionError(option, item, "an Error class or an error name/code string");
 }
 
-/** Compiles a matcher into a predicate, failing at once on anything else. */
-export function compileMatcher(option: string, value: unknown): (error: unknown) => boolean {
-  return compile(option, value, false) as (error: unknown) => boolean;
-}
-
 /**
- * Compiles `retryOn` or a rule's `when`: as `compileMatcher`, but a predicate's promise comes back as it
- * is, for the retry step to wait for (its truthiness counts).
+ * Compiles `retryOn`, a rule's `when` or a fallback's `when` into a predicate, failing at once on anything
+ * else. A predicate's promise comes back as it is, for the step to wait for (its truthiness counts).
  */
 export function compileRetryMatcher(option: string, value: unknown): (error: unknown) => MatchAnswer {
-  return compile(option, value, true);
-}
-
-function compile(option: string, value: unknown, keepPromises: boolean): (error: unknown) => MatchAnswer {
   if (Array.isArray(value)) {
     if (value.length === 0)
       throw new OptionError(option, value, "a non-empty list of Error classes or names");
@@ -72,7 +63,6 @@ function compile(option: string, value: unknown, keepPromises: boolean): (error:
   if (typeof value === "string" || isErrorClass(value)) return single(option, value);
   if (typeof value === "function") {
     const predicate = value as (error: unknown) => unknown;
-    if (!keepPromises) return (error) => Boolean(predicate(error));
     return (error) => {
       const answer = predicate(error);
       return isThenable(answer) ? (answer as PromiseLike<boolean>) : Boolean(answer);

@@ -375,12 +375,9 @@ const MAX_PLAIN = 32;
 /** `maxRetries`'s index in `PLAIN_RETRIES` (left out: the default's), or -1 for a value it keeps none of. */
 function plainIndex(maxRetries: unknown): number {
   if (maxRetries === undefined) return DEFAULTS.maxRetries;
-  return typeof maxRetries === "number" &&
-    Number.isInteger(maxRetries) &&
-    maxRetries >= 0 &&
-    maxRetries <= MAX_PLAIN
-    ? maxRetries
-    : -1;
+  // Number.isInteger is true of integral numbers alone.
+  const n = maxRetries as number;
+  return Number.isInteger(n) && n >= 0 && n <= MAX_PLAIN ? n : -1;
 }
 
 /** A rule of `rules`, checked, its policy filled in from the top level's. */
