@@ -450,3 +450,43 @@ describe("options holding functions and objects", () => {
     );
   });
 });
+
+describe("what calls share of a resolution", () => {
+  // The hot path's promise (BENCHMARKS.md): options that set nothing of the retry step but maxRetries cost
+  // no resolution after the first call of each value, and what is kept for them stays bounded.
+  it("options with maxRetries alone (0 to 32, or left out) share one resolution per value; others are resolved afresh", () => {
+    for (const maxRetries of [undefined, 0, 1, 3, 32]) {
+      const first = resolveOptions({ maxRetries }).retry;
+      expect(resolveOptions({ maxRetries }).retry, String(maxRetries)).toBe(first);
+      expect(first.maxRetries, String(maxRetries)).toBe(maxRetries ?? 3);
+    }
+    // Kept for 33 values at most: past 32, fractions, negatives (no limit) and Infinity are not kept.
+    for (const maxRetries of [33, 1000, -1, Number.POSITIVE_INFINITY]) {
+      const first = resolveOptions({ maxRetries }).retry;
+      expect(resolveOptions({ maxRetries }).retry, String(maxRetries)).not.toBe(first);
+      expect(first.maxRetries, String(maxRetries)).toBe(
+        maxRetries < 0 ? Number.POSITIVE_INFINITY : maxRetries,
+      );
+    }
+  });
+
+  it("options that add callbacks, a budget or a first delay get a resolution of their own, on the shared policies", () => {
+    const onRetry = () => {};
+    const plain = resolveOptions({ maxRetries: 2 }).retry;
+    for (const options of [{ onRetry }, { budget: false as const }, { delayFirstAttempt: true }]) {
+      const own = resolveOptions({ maxRetries: 2, ...options }).retry;
+      expect(own).not.toBe(plain);
+      expect(own.policies).toBe(plain.policies);
+    }
+  });
+
+  it("a call reads the clock at its start whenever a policy, a rule's included, has a maxElapsed", () => {
+    expect(resolveOptions({}).retry.timeBound).toBe(false);
+    expect(resolveOptions({ maxElapsed: 1000 }).retry.timeBound).toBe(true);
+    expect(resolveOptions({ rules: [{ when: Error }] }).retry.timeBound).toBe(false);
+    expect(resolveOptions({ rules: [{ when: Error, maxElapsed: 1000 }] }).retry.timeBound).toBe(true);
+    expect(
+      resolveOptions({ rules: [{ when: TypeError }, { when: Error, maxElapsed: 5 }] }).retry.timeBound,
+    ).toBe(true);
+  });
+});

@@ -62,7 +62,9 @@ export interface RetryAt {
   readonly elapsed: number;
 }
 
-const isWait = (ms: unknown): ms is number => typeof ms === "number" && ms >= 0 && !Number.isNaN(ms);
+function isWait(ms: unknown): ms is number {
+  return typeof ms === "number" && ms >= 0 && !Number.isNaN(ms);
+}
 
 /**
  * The wait a delay generator's `answer` makes of the policy's computed `delay`: a number is the least
@@ -98,7 +100,7 @@ export class RetryState {
    * next counted retry would (its jitter draws afresh). `at` is the failed attempt and the call's retries
    * so far, for the policy's `delayFrom`.
    */
-  decide(index: number, error: unknown, at: RetryAt, random: Random, free = false): Decision | GiveUpReason {
+  decide(index: number, error: unknown, at: RetryAt, random: Random, free: boolean): Decision | GiveUpReason {
     const policy = this.#policies[index];
     if (policy === undefined) return "not-retryable";
     const state = this.#states[index] as PolicyState;

@@ -297,7 +297,9 @@ export const MAX_FREE_RETRIES = 100;
 
 const defaultBackoff = exponential({ base: DEFAULTS.backoffBase, max: DEFAULTS.backoffMax });
 const defaultJitter = full();
-const retryEverything = () => true;
+function retryEverything(): boolean {
+  return true;
+}
 const NO_HOOKS: readonly Backoff[] = [];
 
 /**
