@@ -29,3 +29,69 @@ describe("the caller's frames", () => {
     expect(error.stack).toBe(before);
   });
 });
+
+describe("adding the caller's frames to an error", () => {
+  const site = (...frames: string[]) => ({ stack: ["Error", ...frames].join("\n") });
+
+  it("appends each frame the error's stack lacks, in order, once; blank lines are no frames", () => {
+    const error = new Error("down");
+    error.stack = "Error: down\n    at attempt (a.js:1:1)";
+    addCallSite(
+      error,
+      site("    at attempt (a.js:1:1)", "", "    at async caller (b.js:2:2)", "    at async main (c.js:3:3)"),
+    );
+    expect(error.stack).toBe(
+      "Error: down\n    at attempt (a.js:1:1)\n    at async caller (b.js:2:2)\n    at async main (c.js:3:3)",
+    );
+  });
+
+  it("extends an error at most once, however many calls end with it", () => {
+    const error = new Error("shared");
+    error.stack = "Error: shared";
+    addCallSite(error, site("    at async first (a.js:1:1)"));
+    addCallSite(error, site("    at async second (b.js:2:2)"));
+    expect(error.stack).toBe("Error: shared\n    at async first (a.js:1:1)");
+  });
+
+  it("leaves an error that already holds every frame as it is, and may extend it later", () => {
+    const error = new Error("whole");
+    error.stack = "Error: whole\n    at async caller (b.js:2:2)";
+    addCallSite(error, site("    at async caller (b.js:2:2)"));
+    expect(error.stack).toBe("Error: whole\n    at async caller (b.js:2:2)");
+    addCallSite(error, site("    at async other (c.js:3:3)"));
+    expect(error.stack).toBe("Error: whole\n    at async caller (b.js:2:2)\n    at async other (c.js:3:3)");
+  });
+
+  it("leaves alone what has no stack to extend: a frozen error, a stack that is no string, a primitive, no site", () => {
+    const frames = site("    at async caller (b.js:2:2)");
+    const frozen = Object.freeze(Object.assign(new Error("frozen"), {}));
+    const before = frozen.stack;
+    addCallSite(frozen, frames);
+    expect(frozen.stack).toBe(before);
+    const noStack = { stack: 42 };
+    addCallSite(noStack, frames);
+    expect(noStack.stack).toBe(42);
+    for (const thrown of [null, undefined, "down", 503])
+      expect(() => addCallSite(thrown, frames)).not.toThrow();
+    const plain = new Error("plain");
+    plain.stack = "Error: plain";
+    addCallSite(plain, undefined);
+    expect(plain.stack).toBe("Error: plain");
+    const emptySite = new Error("empty");
+    emptySite.stack = "Error: empty";
+    addCallSite(emptySite, {});
+    expect(emptySite.stack).toBe("Error: empty");
+  });
+
+  it("never throws for an error whose stack cannot be written, and leaves it as it was", () => {
+    const error = new Error("read-only");
+    Object.defineProperty(error, "stack", {
+      get: () => "Error: read-only",
+      set: () => {
+        throw new Error("no");
+      },
+    });
+    expect(() => addCallSite(error, site("    at async caller (b.js:2:2)"))).not.toThrow();
+    expect(error.stack).toBe("Error: read-only");
+  });
+});

@@ -15,14 +15,12 @@ export const DURATION_UNITS: Readonly<Record<string, number>> = Object.freeze({
 export const DURATION_FORMS =
   'a number of ms or a duration with a unit, such as "1.5s", "200ms", "2m" or "1h"';
 
-const PATTERN = /^\s*(-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?)\s*(ms|s|m|h)?\s*$/i;
-
 /**
  * The milliseconds `text` stands for, or undefined when it is not a duration. A bare number is in ms.
  * Negative values keep their sign ("no limit" where an option allows it).
  */
 export function parseDuration(text: string): number | undefined {
-  const match = PATTERN.exec(text);
+  const match = /^\s*(-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(text);
   if (match === null) return undefined;
   const unit = (match[2] ?? "ms").toLowerCase();
   const value = Number(match[1]) * (DURATION_UNITS[unit] as number);
