@@ -312,6 +312,24 @@ describe("options of any shape, and the short form's own", () => {
     }
   });
 
+  it("budget takes an object with the four methods a call uses, and refuses one lacking any of them", async () => {
+    const methods = ["request", "tryRetry", "success", "failure"] as const;
+    const full = () => Object.fromEntries(methods.map((m) => [m, () => true]));
+    for (const lacking of methods) {
+      const budget: Record<string, unknown> = full();
+      budget[lacking] = "not a function";
+      await expect(retry(() => 1, { budget: budget as never })).rejects.toThrow(
+        "budget must be a retry budget (from retryBudget()), or false for none",
+      );
+    }
+    for (const budget of [null, 5, "budget"]) {
+      await expect(retry(() => 1, { budget: budget as never })).rejects.toThrow(
+        /^budget must be a retry budget/,
+      );
+    }
+    await expect(retry(() => 1, { budget: full() as never })).resolves.toBe(1);
+  });
+
   it("random and unref are checked when given", async () => {
     await expect(retry(() => 1, { random: 5 as never })).rejects.toThrow("random must be a function; got 5");
     await expect(retry(() => 1, { unref: 1 as never })).rejects.toThrow("unref must be true or false; got 1");

@@ -53,5 +53,6 @@ export function report(error: unknown, what: RetryReport): void {
  * try { await retry(op, { maxRetries: 2 }); } catch (error) { retryReport(error); // { reason: "retries", attempts: 3, elapsed: 3012, idle: 3000 } }
  */
 export function retryReport(error: unknown): RetryReport | undefined {
-  return typeof error === "object" && error !== null ? reports.get(error) : undefined;
+  // A WeakMap answers undefined for a key that is no object.
+  return reports.get(error as object);
 }

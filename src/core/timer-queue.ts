@@ -36,13 +36,6 @@ export class TimerQueue {
     return timer;
   }
 
-  /** Removes and returns the earliest timer. */
-  pop(): QueuedTimer | undefined {
-    const top = this.#heap[0];
-    if (top !== undefined) this.#removeAt(0);
-    return top;
-  }
-
   /** Removes `timer` if it is still queued; does nothing otherwise. */
   remove(timer: QueuedTimer): void {
     if (timer.index >= 0) this.#removeAt(timer.index);
