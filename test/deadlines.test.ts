@@ -276,3 +276,120 @@ describe("a per-attempt timeout on the real clock, with fake timers before or af
     expect(deadlinesOf(systemClock)?.size).toBe(0);
   });
 });
+
+/** A queue on timers the test fires by hand, on a clock it sets. */
+function byHand(parking: boolean) {
+  interface Timer {
+    ms: number;
+    fire: () => void;
+    stopped: boolean;
+    parked: boolean;
+  }
+  let now = 0;
+  const timers: Timer[] = [];
+  const host: DeadlineHost = {
+    now: () => now,
+    start: (ms, fire) => {
+      const timer: Timer = { ms, fire, stopped: false, parked: false };
+      timers.push(timer);
+      return timer;
+    },
+    stop: (timer) => {
+      (timer as Timer).stopped = true;
+    },
+    ...(parking
+      ? {
+          park: (timer: unknown) => {
+            (timer as Timer).parked = true;
+          },
+          unpark: (timer: unknown) => {
+            (timer as Timer).parked = false;
+          },
+        }
+      : {}),
+  };
+  const expired: string[] = [];
+  const deadline = (name: string) =>
+    Object.assign(new Deadline(), {
+      expire: () => {
+        expired.push(name);
+      },
+    });
+  return {
+    queue: new DeadlineQueue(host),
+    timers,
+    expired,
+    deadline,
+    at: (t: number) => {
+      now = t;
+    },
+  };
+}
+
+describe("the deadline queue's timers", () => {
+  it("a timer expires the deadline it was armed for, even when the clock read says it fired early", () => {
+    const { queue, timers, expired, deadline } = byHand(true);
+    queue.add(deadline("d"), 50);
+    expect(timers.map((t) => t.ms)).toEqual([50]);
+    // Fake timers may run on a clock of their own: the timer fires while the clock read still says 0.
+    timers[0]?.fire();
+    expect(expired).toEqual(["d"]);
+    expect(queue.size).toBe(0);
+  });
+
+  it("a deadline longer than the longest timer is not expired when that timer fires; its lane re-arms for the rest", () => {
+    const { queue, timers, expired, deadline, at } = byHand(true);
+    const longest = 2 ** 31 - 1;
+    queue.add(deadline("long"), longest + 1000);
+    expect(timers.map((t) => t.ms)).toEqual([longest]);
+    at(longest);
+    timers[0]?.fire();
+    expect(expired).toEqual([]);
+    expect(timers.map((t) => t.ms)).toEqual([longest, 1000]);
+    at(longest + 1000);
+    timers[1]?.fire();
+    expect(expired).toEqual(["long"]);
+    // Exactly the longest: armed for its whole time, so due when its timer fires.
+    const { queue: exact, timers: exactTimers, expired: exactExpired, deadline: make } = byHand(true);
+    exact.add(make("exact"), longest);
+    exactTimers[0]?.fire();
+    expect(exactExpired).toEqual(["exact"]);
+  });
+
+  it("a timer's firing expires, after the one it was armed for, the next ones due within 1 ms, not one due 1 ms later", () => {
+    const { queue, timers, expired, deadline, at } = byHand(true);
+    queue.add(deadline("first"), 100);
+    at(0.5);
+    queue.add(deadline("half a ms later"), 100);
+    at(1);
+    queue.add(deadline("a ms later"), 100);
+    at(100);
+    timers[0]?.fire();
+    expect(expired).toEqual(["first", "half a ms later"]);
+    expect(timers.map((t) => t.ms)).toEqual([100, 1]);
+  });
+
+  it("an emptied lane parks its timer where the host can, and a deadline that comes unparks it rather than set another", () => {
+    const { queue, timers, deadline } = byHand(true);
+    const first = deadline("first");
+    queue.add(first, 100);
+    queue.remove(first);
+    expect(timers).toMatchObject([{ parked: true, stopped: false }]);
+    expect(queue.timers).toBe(1);
+    queue.add(deadline("second"), 100);
+    expect(timers).toMatchObject([{ parked: false, stopped: false }]);
+    expect(queue.size).toBe(1);
+  });
+
+  it("an emptied lane stops its timer where the host cannot park it, and the next deadline of its duration sets a new one", () => {
+    const { queue, timers, deadline } = byHand(false);
+    const first = deadline("first");
+    queue.add(first, 100);
+    queue.remove(first);
+    expect(timers).toMatchObject([{ stopped: true }]);
+    expect(queue.timers).toBe(0);
+    queue.add(deadline("second"), 100);
+    expect(timers.map((t) => t.stopped)).toEqual([true, false]);
+    expect(queue.timers).toBe(1);
+  });
+});
