@@ -27,6 +27,7 @@ export const SLOW_TESTS = [
   "test/portable.test.ts",
   "test/progress.test.ts",
   "test/readme.test.ts",
+  "test/real-timers.test.ts",
   "test/redis-store.test.ts",
   "test/report.test.ts",
   "test/sim-*.test.ts",

@@ -13,8 +13,9 @@
  * Stryker runs it only with the tests that touched it, not with a fresh load of the module: one that only
  * the loading can show survives, and the survivors' list marks it "(static)".
  *
- * Options: --survivors prints every survivor (file:line, mutator, replacement); --report-only reads the
- * last report without running Stryker.
+ * Options: --survivors prints every survivor (file:line, mutator, replacement); --report-only shows each
+ * folder from the newest report of a run that mutated it (reports/mutation/<folders joined by +>.json, or
+ * all.json), without running Stryker.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -62,13 +63,15 @@ for (const folder of folders) {
 const chosen = folders.length > 0 ? folders : Object.keys(GOALS);
 /** The name of this set of folders' incremental file and report (stryker.config.mjs reads it). */
 const RUN =
-  folders.length > 0
-    ? [...new Set(chosen)]
+  new Set(chosen).size === Object.keys(GOALS).length
+    ? "all"
+    : [...new Set(chosen)]
         .sort()
         .map((f) => f.slice("src/".length))
-        .join("+")
-    : "all";
+        .join("+");
 const REPORT = `reports/mutation/${RUN}.json`;
+/** When this run began: a report older than that is not this run's. */
+const runStarted = Date.now();
 
 /** Stryker's packages, installed when a run first needs them (not in package.json: on Node.js 20, `npm ci`
  * would warn about their engines for every install of the project). */
@@ -109,21 +112,35 @@ if (!flags.has("--report-only")) {
   }
 }
 
-if (!flags.has("--report-only") && !existsSync(REPORT)) {
+if (!flags.has("--report-only") && !(existsSync(REPORT) && statSync(REPORT).mtimeMs >= runStarted)) {
   console.error(`npm run mutation: Stryker wrote no report at ${REPORT}`);
   process.exit(1);
 }
 
 /** Every report on disk, newest first: a folder's figures come from the newest run that mutated it
  * (reports/mutation/<its folders, joined by +>.json). */
+const runOf = (name) => name.slice(0, -".json".length);
+const isRun = (run) => run === "all" || run.split("+").every((part) => Object.hasOwn(GOALS, `src/${part}`));
 const reports = existsSync("reports/mutation")
   ? readdirSync("reports/mutation")
-      .filter((name) => name.endsWith(".json") && !name.endsWith(".incremental.json"))
-      .map((name) => `reports/mutation/${name}`)
-      .map((file) => ({ file, mtime: statSync(file).mtime }))
+      .filter((name) => name.endsWith(".json") && isRun(runOf(name)))
+      .map((name) => ({ file: `reports/mutation/${name}`, run: runOf(name) }))
+      .map((r) => ({ ...r, mtime: statSync(r.file).mtime }))
       .sort((a, b) => b.mtime - a.mtime)
-      .map(({ file, mtime }) => ({ file, mtime, report: JSON.parse(readFileSync(file, "utf8")) }))
   : [];
+/** A report's contents, read when a folder first needs it; undefined for one that cannot be read. */
+const contents = new Map();
+function read(file) {
+  if (!contents.has(file)) {
+    try {
+      contents.set(file, JSON.parse(readFileSync(file, "utf8")));
+    } catch {
+      console.error(`npm run mutation: ${file} cannot be read; left out`);
+      contents.set(file, undefined);
+    }
+  }
+  return contents.get(file);
+}
 const folderOf = (file) => relative(process.cwd(), file).replaceAll("\\", "/");
 const COUNTED = new Set(["Killed", "Timeout", "Survived", "NoCoverage"]);
 const rows = new Map(
@@ -135,13 +152,13 @@ const rows = new Map(
 const survivors = [];
 for (const [folder, row] of rows) {
   // Only a run that mutated the whole folder counts (a report also carries files from earlier runs).
-  const found = reports.find(({ file }) => {
-    const run = file.slice("reports/mutation/".length, -".json".length);
-    return run === "all" || run.split("+").includes(folder.slice("src/".length));
-  });
+  const found = reports.find(
+    ({ file, run }) =>
+      (run === "all" || run.split("+").includes(folder.slice("src/".length))) && read(file) !== undefined,
+  );
   if (found === undefined) continue;
   row.from = `${found.file}, ${found.mtime.toISOString().slice(0, 16).replace("T", " ")} UTC`;
-  for (const [file, { mutants, source }] of Object.entries(found.report.files)) {
+  for (const [file, { mutants, source }] of Object.entries(read(found.file).files)) {
     const path = folderOf(file);
     if (!path.startsWith(`${folder}/`) || LEFT_OUT.test(path)) continue;
     const lines = source.split("\n");
@@ -175,13 +192,13 @@ console.log(
 );
 console.log("| --- | --: | --: | --: | --: | --: | --: | --: | --- |");
 for (const [folder, r] of rows) {
-  if (r.from === undefined) {
+  if (r.from === undefined || r.killed + r.timeout + r.survived + r.noCoverage === 0) {
     failed = true;
     console.log(`| ${folder} | | | | | | | not measured | FAIL ≥ ${GOALS[folder] * 100} % |`);
     continue;
   }
   const total = r.killed + r.timeout + r.survived + r.noCoverage;
-  const score = total === 0 ? 1 : (r.killed + r.timeout) / total;
+  const score = (r.killed + r.timeout) / total;
   const goal = GOALS[folder];
   const pass = score >= goal;
   failed ||= !pass;
@@ -190,7 +207,11 @@ for (const [folder, r] of rows) {
   );
 }
 console.log("\nFrom:");
-for (const [folder, r] of rows) if (r.from !== undefined) console.log(`- ${folder}: ${r.from}`);
+for (const [folder, r] of rows) {
+  if (r.from === undefined) continue;
+  const left = r.left > 0 ? ` (${r.left} left out: they did not compile or crashed on load)` : "";
+  console.log(`- ${folder}: ${r.from}${left}`);
+}
 if (flags.has("--survivors")) {
   console.log("\nSurvivors:");
   for (const s of survivors)

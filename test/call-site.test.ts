@@ -85,13 +85,20 @@ describe("adding the caller's frames to an error", () => {
 
   it("never throws for an error whose stack cannot be written, and leaves it as it was", () => {
     const error = new Error("read-only");
+    const written: unknown[] = [];
     Object.defineProperty(error, "stack", {
       get: () => "Error: read-only",
-      set: () => {
+      set: (value: unknown) => {
+        written.push(value);
         throw new Error("no");
       },
     });
-    expect(() => addCallSite(error, site("    at async caller (b.js:2:2)"))).not.toThrow();
+    addCallSite(error, site("    at async caller (b.js:2:2)"));
+    // It tried to write the extended stack, and the failure stayed inside.
+    expect(written).toEqual(["Error: read-only\n    at async caller (b.js:2:2)"]);
     expect(error.stack).toBe("Error: read-only");
+    // Not marked as extended: a later call tries again.
+    addCallSite(error, site("    at async caller (b.js:2:2)"));
+    expect(written).toHaveLength(2);
   });
 });

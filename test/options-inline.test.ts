@@ -480,7 +480,7 @@ describe("what calls share of a resolution", () => {
     }
   });
 
-  it("a call reads the clock at its start whenever a policy, a rule's included, has a maxElapsed", () => {
+  it("is marked time-bound (each call then reads its clock at its start, not the shared start) whenever a policy, a rule's included, has a maxElapsed", () => {
     expect(resolveOptions({}).retry.timeBound).toBe(false);
     expect(resolveOptions({ maxElapsed: 1000 }).retry.timeBound).toBe(true);
     expect(resolveOptions({ rules: [{ when: Error }] }).retry.timeBound).toBe(false);

@@ -317,12 +317,12 @@ describe("options of any shape, and the short form's own", () => {
     const full = () => Object.fromEntries(methods.map((m) => [m, () => true]));
     for (const lacking of methods) {
       const budget: Record<string, unknown> = full();
-      budget[lacking] = "not a function";
+      delete budget[lacking];
       await expect(retry(() => 1, { budget: budget as never })).rejects.toThrow(
         "budget must be a retry budget (from retryBudget()), or false for none",
       );
     }
-    for (const budget of [null, 5, "budget"]) {
+    for (const budget of [null, 5, "budget", { ...full(), failure: "not a function" }]) {
       await expect(retry(() => 1, { budget: budget as never })).rejects.toThrow(
         /^budget must be a retry budget/,
       );
