@@ -144,6 +144,20 @@ describe("the nearest known name", () => {
     );
   });
 
+  it("counts one edit for one slip: a swap of two neighbours, a letter changed, added or dropped", () => {
+    const word = fc.string({ minLength: 2, maxLength: 10, unit: fc.constantFrom("a", "b", "c", "d") });
+    fc.assert(
+      fc.property(word, fc.nat(), fc.constantFrom("x", "y"), (name, at, letter) => {
+        const k = at % (name.length - 1);
+        const swapped = name.slice(0, k) + name[k + 1] + name[k] + name.slice(k + 2);
+        expect(editDistance(name, swapped)).toBe(name[k] === name[k + 1] ? 0 : 1);
+        expect(editDistance(name, name.slice(0, k) + letter + name.slice(k + 1))).toBe(1);
+        expect(editDistance(name, name.slice(0, k) + letter + name.slice(k))).toBe(1);
+        expect(editDistance(name, name.slice(0, k) + name.slice(k + 1))).toBe(1);
+      }),
+    );
+  });
+
   it("is the new name of a renamed option, when that is a known name", () => {
     expect(nearest("maxDelay", ["maxRetries", "maxElapsed"])).toBe("maxElapsed");
     // Renamed, but not to a name known here: the nearest by edits.

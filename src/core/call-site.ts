@@ -37,15 +37,17 @@ const extended = new WeakSet<object>();
  * is not extended by each), never for a frozen error or one without a stack, and never throwing.
  */
 export function addCallSite(error: unknown, site: CallSite | undefined): void {
-  if (site === undefined || typeof error !== "object" || error === null || extended.has(error)) return;
+  // No site while stack traces are off (a simulation's run): nothing to add, and nothing to try.
+  if (site === undefined || extended.has(error as object)) return;
   try {
+    // A primitive or null has no stack to extend: its read gives undefined, or throws and is caught.
     const stack = (error as { stack?: unknown }).stack;
     if (typeof stack !== "string" || Object.isFrozen(error)) return;
     const frames = (site.stack ?? "").split("\n").slice(1);
     const missing = frames.filter((frame) => frame.trim() !== "" && !stack.includes(frame));
     if (missing.length === 0) return;
     (error as { stack: string }).stack = `${stack}\n${missing.join("\n")}`;
-    extended.add(error);
+    extended.add(error as object);
   } catch {
     // An error whose stack cannot be written comes out as it was.
   }
