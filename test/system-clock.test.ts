@@ -7,7 +7,8 @@
 import { sleep } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { setBackgroundTimer, systemClock, unrefClock } from "../src/core/clock.js";
+import { deadlinesOf, setBackgroundTimer, systemClock, unrefClock } from "../src/core/clock.js";
+import { Deadline } from "../src/core/deadlines.js";
 import { abortListeners } from "./support/drive.js";
 
 /** The platform timers a `set` made: `[kind, keeps the process alive]` for each. */
@@ -94,5 +95,48 @@ describe("sleep", () => {
     expect(clock.pending).toBe(0);
     await expect(sleep(clock, 100, controller.signal)).rejects.toThrow("stop");
     expect(clock.pending).toBe(0);
+  });
+});
+
+describe("the real clocks' shared deadlines (per-attempt timeouts)", () => {
+  // A duration no other test uses, so that its lane is this test's alone.
+  const ms = 987_654;
+
+  it("keep the process alive while a deadline waits on the system clock, and not once none does; never on the unref'd clock", () => {
+    const system = deadlinesOf(systemClock);
+    const unref = deadlinesOf(unrefClock);
+    expect(system).toBeDefined();
+    expect(unref).toBeDefined();
+    expect(unref).not.toBe(system);
+    expect(deadlinesOf(new VirtualClock())).toBeUndefined();
+    if (system === undefined || unref === undefined) return;
+
+    // Spied on for the whole test: a deadline is queued on the timers in place when it is queued.
+    const timeout = vi.spyOn(globalThis, "setTimeout");
+    try {
+      const first = new Deadline();
+      system.add(first, ms);
+      const timer = timeout.mock.results[0]?.value as NodeJS.Timeout;
+      expect(timer.hasRef()).toBe(true);
+      system.remove(first);
+      // The emptied lane keeps its timer, parked: it no longer holds the process.
+      expect(timer.hasRef()).toBe(false);
+      const second = new Deadline();
+      system.add(second, ms);
+      expect(timeout).toHaveBeenCalledTimes(1);
+      expect(timer.hasRef()).toBe(true);
+      system.remove(second);
+      expect(timer.hasRef()).toBe(false);
+
+      const third = new Deadline();
+      unref.add(third, ms);
+      const unrefTimer = timeout.mock.results[1]?.value as NodeJS.Timeout;
+      expect(unrefTimer.hasRef()).toBe(false);
+      unref.remove(third);
+      expect(unrefTimer.hasRef()).toBe(false);
+    } finally {
+      timeout.mockRestore();
+    }
+    expect([system.size, unref.size]).toEqual([0, 0]);
   });
 });
