@@ -179,6 +179,8 @@ describe("the nearest known name", () => {
   it("else, for 3 letters or more, a name that contains it or that it contains, in any case", () => {
     expect(nearest("RETRIES", ["timeout", "maxRetries"])).toBe("maxRetries");
     expect(nearest("theTimeoutInMs", ["timeout", "maxRetries"])).toBe("timeout");
+    expect(nearest("retr", ["timeout", "maxRetries"])).toBe("maxRetries");
+    expect(nearest("tim", ["maxRetries", "timeout"])).toBe("timeout");
     expect(nearest("xy", ["axyzzzzzzz"])).toBe(undefined);
     expect(nearest("anything", [])).toBe(undefined);
   });
