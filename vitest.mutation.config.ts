@@ -46,6 +46,8 @@ export default mergeConfig(
       // One module graph for every file: a mutant is switched on at run time, and each run re-imports
       // nothing (with isolation, each mutant's run loaded the package afresh for each test file).
       isolate: false,
+      // What isolation gave each file and the files would otherwise share: a fresh default budget.
+      setupFiles: ["test/support/mutation-setup.ts"],
     },
   }),
 );

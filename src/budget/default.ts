@@ -187,6 +187,12 @@ export class DefaultBudgets {
     }
     return budget;
   }
+
+  /** Forgets every budget: the next call makes a fresh one (for test runs that share one process). */
+  clear(): void {
+    this.#real = undefined;
+    this.#others = undefined;
+  }
 }
 
 /** The process's default budgets: every short-form `retry` call (and `attempts()`) draws on them. */
