@@ -25,7 +25,10 @@ describe("steps.timeout abortOnReturn (cockatiel's)", () => {
     const value = await run(p, () => clock.sleep(10).then(() => "ok"), clock);
     expect(value.settled).toEqual({ ok: true, value: "ok" });
     expect(value.signal.aborted).toBe(true);
-    expect(value.signal.reason).toMatchObject({ name: "AbortError" });
+    expect(value.signal.reason).toMatchObject({
+      name: "AbortError",
+      message: "the call inside steps.timeout has answered (abortOnReturn)",
+    });
     const down = new Error("down");
     const error = await run(p, () => Promise.reject(down), clock);
     expect(error.settled).toEqual({ ok: false, error: down });
@@ -134,5 +137,18 @@ describe("steps.timeout hears what it limits as it answers", () => {
     await Promise.resolve();
     await Promise.resolve();
     expect(heard).toEqual(["then threw"]);
+  });
+});
+
+describe("steps.timeout's own argument", () => {
+  it.each([
+    [null, "null"],
+    ["2s", '"2s"'],
+    [true, "true"],
+  ])("refuses %s, naming what it takes", (given, shown) => {
+    expect(() => steps.timeout(given as never)).toThrow(OptionError);
+    expect(() => steps.timeout(given as never)).toThrow(
+      `steps.timeout must be a number of ms or { ms, onTimeout }; got ${shown}`,
+    );
   });
 });
