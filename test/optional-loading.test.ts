@@ -11,6 +11,13 @@ function failure(message: string, code?: string, cause?: unknown): Error {
   return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), code ? { code } : {});
 }
 
+/** `error` as the cause of `depth` errors wrapped around it, the outermost first. */
+function wrapped(depth: number, error: Error): Error {
+  let outer = error;
+  for (let i = 0; i < depth; i++) outer = failure(`wrapper ${i}`, undefined, outer);
+  return outer;
+}
+
 describe("a missing optional package", () => {
   it("is named in one line with what needs it and the npm command, one package or two", () => {
     const one = new MissingPackageError(["ioredis"], "redisStore({ url })");
@@ -29,36 +36,8 @@ describe("a missing optional package", () => {
     ["'Cannot find package', in any case", failure("cannot FIND package 'ioredis'"), true],
     ["a browser's 'Failed to resolve'", failure("Failed to resolve module specifier"), true],
     ["Deno's 'Failed to load url'", failure("Failed to load url https://x"), true],
-    [
-      "a cause four levels down",
-      failure(
-        "a",
-        undefined,
-        failure(
-          "b",
-          undefined,
-          failure("c", undefined, failure("d", undefined, failure("e", "ERR_MODULE_NOT_FOUND"))),
-        ),
-      ),
-      true,
-    ],
-    [
-      "a cause five levels down: too deep",
-      failure(
-        "a",
-        undefined,
-        failure(
-          "b",
-          undefined,
-          failure(
-            "c",
-            undefined,
-            failure("d", undefined, failure("e", undefined, failure("f", "ERR_MODULE_NOT_FOUND"))),
-          ),
-        ),
-      ),
-      false,
-    ],
+    ["a cause four levels down", wrapped(4, failure("e", "ERR_MODULE_NOT_FOUND")), true],
+    ["a cause five levels down: too deep", wrapped(5, failure("f", "ERR_MODULE_NOT_FOUND")), false],
     ["another error", failure("connection refused", "ECONNREFUSED"), false],
     ["no Error at all", { code: "ERR_MODULE_NOT_FOUND" }, false],
   ])("is told from %s", (_, error, found) => {
