@@ -7,7 +7,7 @@ import { Bulkhead, BulkheadRejectedError, bulkhead, MAX_BULKHEAD } from "../src/
 import { BulkheadStep, bulkheadStep } from "../src/bulkhead/step.js";
 import { OptionError } from "../src/core/errors.js";
 import { fallbackStep } from "../src/fallback/fallback.js";
-import type { ExecutionContext } from "../src/pipeline/context.js";
+import { type ExecutionContext, RootScope } from "../src/pipeline/context.js";
 import { pipeline } from "../src/pipeline/pipeline.js";
 import { VirtualClock } from "../src/testing/virtual-clock.js";
 import { timeoutStep } from "../src/timeout/step.js";
@@ -601,4 +601,154 @@ describe("the bulkhead against a model (fast-check)", () => {
       );
     });
   }
+});
+
+describe("the bulkhead's refusals say what was wrong", () => {
+  it.each([
+    [undefined, "undefined"],
+    [null, "null"],
+    [4, "4"],
+    ["4", '"4"'],
+  ])("refuses %s for options, asking for the object with limit", (given, shown) => {
+    const asked = `must be an object { limit, queue? } (limit is required); got ${shown}`;
+    expect(() => bulkhead(given as never)).toThrow(`bulkhead ${asked}`);
+    expect(() => bulkheadStep(given as never)).toThrow(`steps.bulkhead ${asked}`);
+  });
+
+  it("a full bulkhead's error gives its limits in its message", async () => {
+    const pool = bulkhead({ limit: 2, queue: 1 });
+    const hold = deferred<void>();
+    const held = [1, 2, 3].map(() => pool.execute(() => hold.promise));
+    await expect(pool.execute(() => 1)).rejects.toThrow("the bulkhead is full: 2 running and 1 waiting");
+    hold.resolve();
+    await Promise.all(held);
+  });
+
+  it("execute refuses what is not a function, naming it, and takes no place", async () => {
+    const pool = bulkhead({ limit: 1 });
+    const refused = pool.execute("fetch" as never);
+    await expect(refused).rejects.toBeInstanceOf(OptionError);
+    await expect(refused).rejects.toThrow('bulkhead.execute: fn must be a function; got "fetch"');
+    expect([pool.running, pool.queued]).toEqual([0, 0]);
+  });
+
+  it("a refused call leaves no listener on its signal", async () => {
+    const pool = bulkhead({ limit: 1 });
+    const hold = deferred<void>();
+    const first = pool.execute(() => hold.promise);
+    const controller = new AbortController();
+    await expect(pool.execute(() => 1, controller.signal)).rejects.toBeInstanceOf(BulkheadRejectedError);
+    expect(abortListeners(controller.signal)).toBe(0);
+    hold.resolve();
+    await first;
+  });
+});
+
+describe("the bulkhead's line", () => {
+  it("a waiter leaving from the middle keeps the others in their order", async () => {
+    const pool = bulkhead({ limit: 1, queue: 3 });
+    const hold = deferred<void>();
+    const started: string[] = [];
+    const first = pool.execute(() => hold.promise);
+    const controller = new AbortController();
+    const calls = ["b", "c", "d"].map((name) =>
+      outcome(
+        pool.execute(
+          () => {
+            started.push(name);
+          },
+          name === "c" ? controller.signal : undefined,
+        ),
+      ),
+    );
+    controller.abort(new Error("c left"));
+    expect(pool.queued).toBe(2);
+    hold.resolve();
+    await first;
+    await tick();
+    expect(started).toEqual(["b", "d"]);
+    expect(calls.map((call) => call.ok)).toEqual([true, false, true]);
+    expect([pool.running, pool.queued]).toEqual([0, 0]);
+  });
+
+  it("a call asking for a place while the line is served goes behind those waiting, though a place is free", () => {
+    const pool = bulkhead({ limit: 1, queue: 3 });
+    const order: string[] = [];
+    const first = pool.acquire(() => order.push("a"));
+    // b ends as soon as it starts, and then asks again (as a loop of synchronous work would).
+    pool.acquire((release) => {
+      order.push("b");
+      release();
+      pool.acquire((again) => {
+        order.push("b again");
+        again();
+      });
+    });
+    pool.acquire((release) => {
+      order.push("c");
+      release();
+    });
+    first();
+    expect(order).toEqual(["a", "b", "c", "b again"]);
+    expect([pool.running, pool.queued]).toEqual([0, 0]);
+  });
+
+  it("a call whose signal aborts while it takes its place (fn aborts it) rejects at once and frees it", async () => {
+    const pool = bulkhead({ limit: 1 });
+    const controller = new AbortController();
+    const reason = new Error("gave up while starting");
+    const call = pool.execute(() => {
+      controller.abort(reason);
+      return new Promise<never>(() => {});
+    }, controller.signal);
+    await expect(call).rejects.toBe(reason);
+    expect([pool.running, pool.queued]).toEqual([0, 0]);
+    expect(abortListeners(controller.signal)).toBe(0);
+  });
+});
+
+describe("bulkheadStep inside something that aborts it", () => {
+  // What runs inside ignores its signal: the step's own answer frees what is outside it.
+  const scopeOf = (signal: AbortSignal) => new RootScope(new VirtualClock(), () => 0.5, signal);
+
+  it("fails at once with the abort's reason and frees its place", async () => {
+    const pool = bulkhead({ limit: 1 });
+    const controller = new AbortController();
+    const answer = new BulkheadStep(pool).execute(
+      () => new Promise<never>(() => {}),
+      scopeOf(controller.signal),
+    );
+    expect(pool.running).toBe(1);
+    const reason = new Error("left");
+    controller.abort(reason);
+    await expect(answer).rejects.toBe(reason);
+    expect(pool.running).toBe(0);
+  });
+
+  it("fails with the abort's reason when the abort comes while what it runs is being called", async () => {
+    const pool = bulkhead({ limit: 1 });
+    const controller = new AbortController();
+    const reason = new Error("left while starting");
+    const answer = new BulkheadStep(pool).execute(() => {
+      controller.abort(reason);
+      return new Promise<never>(() => {});
+    }, scopeOf(controller.signal));
+    await expect(answer).rejects.toBe(reason);
+    expect(pool.running).toBe(0);
+  });
+
+  it("runs nothing and takes no place in a context already aborted", () => {
+    const pool = bulkhead({ limit: 1 });
+    const controller = new AbortController();
+    const reason = new Error("gone before");
+    controller.abort(reason);
+    let ran = 0;
+    expect(() =>
+      new BulkheadStep(pool).execute(() => {
+        ran++;
+        return 1;
+      }, scopeOf(controller.signal)),
+    ).toThrow(reason);
+    expect([ran, pool.running]).toEqual([0, 0]);
+  });
 });

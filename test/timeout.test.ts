@@ -1,5 +1,6 @@
 import { OptionError, pipeline, steps, TimeoutError } from "robustly";
 import { describe, expect, it } from "vitest";
+import { RootScope } from "../src/pipeline/context.js";
 import { drive, VirtualClock } from "./support/drive.js";
 
 describe("steps.timeout abortOnReturn (cockatiel's)", () => {
@@ -150,5 +151,81 @@ describe("steps.timeout's own argument", () => {
     expect(() => steps.timeout(given as never)).toThrow(
       `steps.timeout must be a number of ms or { ms, onTimeout }; got ${shown}`,
     );
+  });
+});
+
+describe("steps.timeout inside something that aborts it", () => {
+  // What runs inside ignores its signal: the step's own answer is what frees the steps outside it (a
+  // bulkhead's place, a breaker's trial, a custom step awaiting it) before the limit runs out.
+  const ignoresSignal = () => new Promise<never>(() => {});
+  const scopeOf = (clock: VirtualClock, signal: AbortSignal) => new RootScope(clock, () => 0.5, signal);
+
+  it("fails at once with the abort's reason, and takes its limit off the clock", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    const answer = steps.timeout(1000).execute(ignoresSignal, scopeOf(clock, controller.signal));
+    expect(clock.pending).toBe(1);
+    const left = new Error("caller left");
+    controller.abort(left);
+    await expect(answer).rejects.toBe(left);
+    expect(clock.pending).toBe(0);
+    expect(clock.now()).toBe(0);
+  });
+
+  it("fails with the abort's reason when the abort comes while what it runs is being called", async () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    const left = new Error("left while starting");
+    const answer = steps.timeout(1000).execute(
+      () => {
+        controller.abort(left);
+        return ignoresSignal();
+      },
+      scopeOf(clock, controller.signal),
+    );
+    await expect(answer).rejects.toBe(left);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("runs nothing in a context already aborted, and throws its reason", () => {
+    const clock = new VirtualClock();
+    const controller = new AbortController();
+    const left = new Error("gone before");
+    controller.abort(left);
+    let ran = 0;
+    expect(() =>
+      steps.timeout(1000).execute(
+        () => {
+          ran++;
+          return "ran";
+        },
+        scopeOf(clock, controller.signal),
+      ),
+    ).toThrow(left);
+    expect(ran).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+});
+
+describe("steps.timeout's callbacks", () => {
+  it("hands what onTimeout threw to onCallbackError, with the call's outcome unchanged", async () => {
+    const clock = new VirtualClock();
+    const thrown = new Error("listener broke");
+    const heard: unknown[] = [];
+    const p = pipeline(
+      steps.timeout({
+        ms: 50,
+        onTimeout: () => {
+          throw thrown;
+        },
+        onCallbackError: (error) => heard.push(error),
+      }),
+    );
+    const settled = await drive(
+      clock,
+      p.execute(() => clock.sleep(200), { clock }),
+    );
+    expect(settled).toMatchObject({ ok: false, error: { name: "TimeoutError" } });
+    expect(heard).toEqual([thrown]);
   });
 });

@@ -271,7 +271,6 @@ export class Bulkhead {
           );
         });
       } catch (error) {
-        done = true;
         reject(error);
         return;
       }
