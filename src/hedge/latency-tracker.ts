@@ -71,9 +71,9 @@ class RingLatencyTracker implements LatencyTracker {
 
   percentile(p: number): number | undefined {
     finiteAtLeast("latencyTracker.percentile: p", p, 0, 1);
-    const n = this.#sorted.length;
-    if (n === 0) return undefined;
-    return this.#sorted[Math.min(n - 1, Math.max(0, Math.ceil(p * n) - 1))];
+    // The nearest rank, ceil(p·n): at most n, since p ≤ 1 and a product rounds to at most the exact one;
+    // an empty tracker reads index 0, which is undefined.
+    return this.#sorted[Math.max(0, Math.ceil(p * this.#sorted.length) - 1)];
   }
 
   clear(): void {
