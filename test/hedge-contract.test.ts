@@ -100,6 +100,7 @@ describe("hedge refuses malformed options at once, naming the option, the value 
     [{ delay: 10, random: 0.5 }, "hedge: random must be a function; got 0.5"],
     [{ delay: 10, clock: { now: method } }, "hedge: clock must be a Clock ({ now, setTimer }); got {"],
     [{ delay: 10, clock: { setTimer: method } }, "hedge: clock must be a Clock ({ now, setTimer }); got {"],
+    [{ delay: 10, clock: null }, "hedge: clock must be a Clock ({ now, setTimer }); got null"],
   ])("%j", async (options, message) => {
     let calls = 0;
     const call = hedge(() => {

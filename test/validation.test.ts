@@ -4,20 +4,26 @@
  */
 import fc from "fast-check";
 import {
+  adaptiveLimit,
   backoff,
+  circuitBreaker,
   delays,
   jitter,
   MAX_TIMER_DELAY,
+  memoryStore,
   OptionError,
   ResponsiveBackoff,
   type RetryOptions,
+  rateLimiter,
   retry,
   retryBudget,
   wrap,
 } from "robustly";
+import { inProcessWorker, supervise } from "robustly/supervisor";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { keysOf } from "../src/core/schema.js";
+import { resolveHedge } from "../src/hedge/hedge.js";
 import { RETRY_SCHEMA, RULE_SCHEMA } from "../src/policy/schema.js";
 
 const runs = { seed: 0xbad0, numRuns: 150 } as const;
@@ -1025,5 +1031,24 @@ describe("valid options never throw", () => {
       expect(() => (make as Factory)({})).not.toThrow();
     }
     expect(() => wrap(async () => 1)).not.toThrow();
+  });
+});
+
+describe("clock: null", () => {
+  // An explicit null is a wrong value, as for every other option; only undefined means the real clock.
+  const takers: [string, () => unknown][] = [
+    ["circuitBreaker", () => circuitBreaker({ clock: null as never })],
+    ["retryBudget", () => retryBudget({ clock: null as never })],
+    ["rateLimiter", () => rateLimiter({ rate: 1, per: 1000, clock: null as never })],
+    ["adaptiveLimit", () => adaptiveLimit({ clock: null as never })],
+    ["memoryStore", () => memoryStore({ clock: null as never })],
+    ["ResponsiveBackoff", () => new ResponsiveBackoff({ clock: null as never })],
+    ["hedge", () => resolveHedge({ delay: 10, clock: null as never })],
+    ["supervise", () => supervise({ worker: inProcessWorker(() => () => 1), clock: null as never })],
+    ["retry", () => wrap(() => 1, { clock: null as never })],
+  ];
+  it.each(takers)("is refused by %s, naming the clock", (_, make) => {
+    expect(make).toThrow(OptionError);
+    expect(make).toThrow(/clock must be a Clock.*; got null$/);
   });
 });

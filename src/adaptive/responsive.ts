@@ -5,7 +5,7 @@
  */
 
 import type { Backoff } from "../backoff/types.js";
-import { type Clock, sleep, systemClock } from "../core/clock.js";
+import { type Clock, clockOption, sleep } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { type Disposable, Events } from "../core/events.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
@@ -169,14 +169,11 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
     this.#down = field("downMultiplier", RESPONSIVE_DEFAULTS.downMultiplier);
     this.#threshold = field("downThreshold", RESPONSIVE_DEFAULTS.downThreshold);
     this.#coalesce = field("coalesce", false);
-    const clock = o.clock ?? systemClock;
-    if (typeof clock.now !== "function" || typeof clock.setTimer !== "function") {
-      throw new OptionError(
-        "ResponsiveBackoff: clock",
-        clock,
-        "a Clock with now() and setTimer(ms, callback)",
-      );
-    }
+    const clock = clockOption(
+      "ResponsiveBackoff: clock",
+      options?.clock,
+      "a Clock with now() and setTimer(ms, callback)",
+    );
     const given = field<Random | undefined>("random");
     const random = given === undefined ? systemRandom : checkedRandom(given, "ResponsiveBackoff: random");
     this.#random = random;
@@ -248,7 +245,8 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
       const next = this.#randomize(s.current * this.#up);
       s.current = next > this.max ? this.max : next;
     }
-    if (this.#events.count("change") > 0 && !this.#runs.quiet)
+    // Told of a change only: a failure at max leaves the delay where it was.
+    if (s.current !== from && this.#events.count("change") > 0 && !this.#runs.quiet)
       this.#events.emit("change", { direction: "up", from, to: s.current });
     return this.#slept();
   }
@@ -270,7 +268,7 @@ export class ResponsiveBackoff extends SharedPolicy implements Backoff {
       const next = this.#randomize(s.current * this.#down);
       // The spread may draw above the delay it shrinks from: never above max, as on the way up.
       s.current = next < this.#base ? 0 : next > this.max ? this.max : next;
-      if (this.#events.count("change") > 0 && !this.#runs.quiet)
+      if (s.current !== from && this.#events.count("change") > 0 && !this.#runs.quiet)
         this.#events.emit("change", { direction: "down", from, to: s.current });
     }
     return this.#slept();

@@ -10,7 +10,7 @@
 import { toBackoff } from "../backoff/common.js";
 import { constant } from "../backoff/constant.js";
 import type { Backoff } from "../backoff/types.js";
-import { type Clock, MAX_TIMER_DELAY, systemClock } from "../core/clock.js";
+import { type Clock, clockOption, MAX_TIMER_DELAY } from "../core/clock.js";
 import { OptionError, PermanentError } from "../core/errors.js";
 import { type Disposable, Events, report, warnOnce } from "../core/events.js";
 import { isThenable, settleWith } from "../core/invoke.js";
@@ -99,11 +99,8 @@ export class CircuitBreaker extends SharedPolicy {
       options.handles === undefined
         ? undefined
         : compileRetryMatcher("circuitBreaker: handles", options.handles);
-    const clock = options.clock ?? systemClock;
     // Checked here as retry's and retryBudget's is, not at the first call that reads it.
-    if (typeof clock?.now !== "function" || typeof clock.setTimer !== "function") {
-      throw new OptionError("circuitBreaker: clock", clock, "a Clock");
-    }
+    const clock = clockOption("circuitBreaker: clock", options.clock, "a Clock");
     this.#window = new SlidingCounts((field<number>("window") ?? 10_000) / BUCKETS);
     this.#random =
       options.random === undefined

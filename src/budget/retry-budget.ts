@@ -9,8 +9,7 @@
  * and either one shared by a fleet through a store (`shared.ts`).
  */
 
-import { type Clock, systemClock } from "../core/clock.js";
-import { OptionError } from "../core/errors.js";
+import { type Clock, clockOption } from "../core/clock.js";
 import { checkKeys } from "../core/schema.js";
 import { sharingOptions } from "../store/replica.js";
 import { RATIO_BUDGET_CHECKS, TOKEN_BUDGET_CHECKS } from "./checks.js";
@@ -44,10 +43,11 @@ export function retryBudget(options: RatioBudgetOptions | TokenBudgetOptions = {
     options !== null && typeof options === "object" && ("maxTokens" in options || "tokenRatio" in options);
   checkKeys(tokens ? TOKEN_BUDGET_CHECKS : RATIO_BUDGET_CHECKS, options);
   const sharing = sharingOptions("retryBudget", options);
-  const clock = options.clock ?? systemClock;
-  if (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function") {
-    throw new OptionError("retryBudget: clock", clock, "a Clock with now() and setTimer(ms, callback)");
-  }
+  const clock = clockOption(
+    "retryBudget: clock",
+    options.clock,
+    "a Clock with now() and setTimer(ms, callback)",
+  );
   const make = tokens
     ? () => new TokenBudget(options as TokenBudgetOptions)
     : (at: Clock) => new RatioBudget({ ...(options as RatioBudgetOptions), clock: at });

@@ -4,6 +4,7 @@
  */
 
 import { type DeadlineHost, DeadlineQueue } from "./deadlines.js";
+import { OptionError } from "./errors.js";
 
 /** Cancels a timer set by `Clock.setTimer`; calling it after the timer fired, or twice, does nothing. */
 export type CancelTimer = () => void;
@@ -328,4 +329,17 @@ export function deadlinesOf(clock: Clock): DeadlineQueue | undefined {
   if (clock === systemClock) return systemDeadlines;
   if (clock === unrefClock) return unrefDeadlines;
   return undefined;
+}
+
+/**
+ * The clock an option names: the real one when it is undefined. Anything else, null included, must have
+ * `now()` and `setTimer()`, or an OptionError names `option`, the value and `allowed`.
+ */
+export function clockOption(option: string, clock: unknown, allowed: string): Clock {
+  if (clock === undefined) return systemClock;
+  const given = clock as Partial<Clock> | null;
+  if (typeof given?.now !== "function" || typeof given.setTimer !== "function") {
+    throw new OptionError(option, clock, allowed);
+  }
+  return clock as Clock;
 }

@@ -11,7 +11,7 @@
 import type { DefaultBudget } from "../budget/default.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
 import { isBudgetLike } from "../core/budget-like.js";
-import { type Clock, systemClock } from "../core/clock.js";
+import { type Clock, clockOption } from "../core/clock.js";
 import { OptionError, unwrapPermanent } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
 import type { Eventual } from "../core/invoke.js";
@@ -119,10 +119,7 @@ export function resolveHedge(options: HedgeOptions, where = "hedge"): ResolvedHe
   }
   optionalFunction("hedge: onHedge", options.onHedge);
   optionalFunction("hedge: onCallbackError", options.onCallbackError);
-  const clock = options.clock ?? systemClock;
-  if (typeof clock?.now !== "function" || typeof clock.setTimer !== "function") {
-    throw new OptionError("hedge: clock", clock, "a Clock ({ now, setTimer })");
-  }
+  const clock = clockOption("hedge: clock", options.clock, "a Clock ({ now, setTimer })");
   optionalFunction("hedge: random", options.random);
   return {
     delay,

@@ -6,7 +6,7 @@
  * refused at once with `ConcurrencyLimitError`. The algorithms are in ./algorithms.ts.
  */
 import { executeAdmitted, WaitLine } from "../core/admission.js";
-import { type Clock, systemClock } from "../core/clock.js";
+import { type Clock, clockOption } from "../core/clock.js";
 import { OptionError, TimeoutError } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, safeCall, warnOnce } from "../core/events.js";
 import { checkKeys, read } from "../core/schema.js";
@@ -119,10 +119,7 @@ export function checkAdaptiveLimitOptions(where: string, options: unknown): Chec
       named,
       `"aimd", "vegas", "gradient2", or an algorithm ({ name, update(limit, sample) })`,
     );
-  const clock = o.clock ?? systemClock;
-  if (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function") {
-    throw new OptionError(`${where}: clock`, clock, "a Clock (now() and setTimer())");
-  }
+  const clock = clockOption(`${where}: clock`, o.clock, "a Clock (now() and setTimer())");
   return { algorithm, min, max, initial, queue, isDrop, clock };
 }
 

@@ -6,7 +6,7 @@
  * `Retry-After`. Over any span of T ms it lets through at most `burst + rate × T / per` calls.
  */
 import { executeAdmitted, WaitLine } from "../core/admission.js";
-import { type CancelTimer, type Clock, systemClock } from "../core/clock.js";
+import { type CancelTimer, type Clock, clockOption } from "../core/clock.js";
 import { OptionError, RETRY_AFTER } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, safeCall, warnOnce } from "../core/events.js";
 import { checkKeys, read } from "../core/schema.js";
@@ -137,10 +137,7 @@ export function checkRateLimiterOptions(
   const queue = field<number | undefined>("queue") ?? 0;
   const maxWait = field<number | undefined>("maxWait") ?? MAX_PERIOD;
   field("onCallbackError");
-  const clock = o.clock ?? systemClock;
-  if (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function") {
-    throw new OptionError(`${where}: clock`, clock, "a Clock (now() and setTimer())");
-  }
+  const clock = clockOption(`${where}: clock`, o.clock, "a Clock (now() and setTimer())");
   return { kind, rate, per, burst: kind === "sliding-window" ? rate : burst, queue, maxWait, clock };
 }
 

@@ -75,7 +75,7 @@ class MemoryStore implements Store {
  */
 export function memoryStore(options: MemoryStoreOptions = {}): Store {
   knownKeys("memoryStore", options, ["clock"]);
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock === undefined ? systemClock : options.clock;
   if (typeof clock?.now !== "function") throw new OptionError("memoryStore: clock", clock, "a Clock");
   return new MemoryStore(clock);
 }

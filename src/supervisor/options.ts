@@ -5,7 +5,7 @@
 import { toBackoff } from "../backoff/common.js";
 import { slotted } from "../backoff/slotted.js";
 import type { Backoff } from "../backoff/types.js";
-import { type Clock, systemClock } from "../core/clock.js";
+import { type Clock, clockOption } from "../core/clock.js";
 import { OptionError } from "../core/errors.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { checkKeys, read } from "../core/schema.js";
@@ -149,15 +149,11 @@ export function resolveSupervisorOptions<M, R>(
   const ackTimeout = timeLimit(`${P}ackTimeout`, o.ackTimeout ?? SUPERVISOR_DEFAULTS.ackTimeout);
   const startTimeout = timeLimit(`${P}startTimeout`, o.startTimeout ?? SUPERVISOR_DEFAULTS.startTimeout);
 
-  const clock = o.clock ?? systemClock;
-  if (
-    typeof clock !== "object" ||
-    clock === null ||
-    typeof clock.now !== "function" ||
-    typeof clock.setTimer !== "function"
-  ) {
-    throw new OptionError(`${P}clock`, clock, "a Clock (an object with now() and setTimer(ms, callback))");
-  }
+  const clock = clockOption(
+    `${P}clock`,
+    o.clock,
+    "a Clock (an object with now() and setTimer(ms, callback))",
+  );
   const given = read<Random | undefined>(SUPERVISOR_SCHEMA, "random", o.random);
   const random = given === undefined ? systemRandom : checkedRandom(given, "supervise: random");
 
