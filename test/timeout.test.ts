@@ -1,6 +1,6 @@
-import { OptionError, pipeline, steps, TimeoutError } from "robustly";
-import { describe, expect, it } from "vitest";
-import { RootScope } from "../src/pipeline/context.js";
+import { backoff, HedgeLostError, jitter, OptionError, pipeline, steps, TimeoutError } from "robustly";
+import { describe, expect, it, vi } from "vitest";
+import { RootScope, Scope } from "../src/pipeline/context.js";
 import { drive, VirtualClock } from "./support/drive.js";
 
 describe("steps.timeout abortOnReturn (cockatiel's)", () => {
@@ -85,6 +85,168 @@ describe("steps.timeout abortOnReturn (cockatiel's)", () => {
     );
     expect(settled).toEqual({ ok: true, value: [true, true, false] });
     expect(signals.map((s) => s.aborted)).toEqual([true, true, true]);
+  });
+
+  /** Runs `answer` through `p`, keeping the signal of each call of the operation, in order. */
+  const runAll = async (
+    p: ReturnType<typeof pipeline>,
+    answer: (call: number, signal: AbortSignal) => unknown,
+    clock: VirtualClock,
+  ) => {
+    const signals: AbortSignal[] = [];
+    const settled = await drive(
+      clock,
+      p.execute(
+        (ctx) => {
+          signals.push(ctx.signal);
+          return answer(signals.length, ctx.signal) as never;
+        },
+        { clock },
+      ),
+    );
+    return { settled, signals };
+  };
+  const answeredReason = {
+    name: "AbortError",
+    message: "the call inside steps.timeout has answered (abortOnReturn)",
+  };
+  const constant = { backoff: backoff.constant({ base: 100 }), jitter: jitter.none() };
+
+  it("reaches through a retry step: the signal of the attempt that answered at once", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(steps.timeout({ ms: 1000, abortOnReturn: true }), steps.retry({ maxRetries: 2 }));
+    for (const answer of [() => "ok", () => clock.sleep(10).then(() => "ok")]) {
+      const { settled, signals } = await runAll(p, answer, clock);
+      expect(settled).toEqual({ ok: true, value: "ok" });
+      expect(signals).toHaveLength(1);
+      expect(signals[0]?.reason).toMatchObject(answeredReason);
+    }
+    expect(clock.pending).toBe(0);
+  });
+
+  it("reaches through a retry step: the attempt whose outcome ended the call, not those before it", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(
+      steps.timeout({ ms: 10_000, abortOnReturn: true }),
+      steps.retry({ maxRetries: 2, ...constant }),
+    );
+    // Two failures, then a success: the third attempt answered for the call.
+    const success = await runAll(p, (n) => (n < 3 ? Promise.reject(new Error("again")) : "ok"), clock);
+    expect(success.settled).toEqual({ ok: true, value: "ok" });
+    // Aborted with the call's answer; the attempts before it had been let go as they failed.
+    expect(success.signals.map((s) => s.aborted)).toEqual([false, false, true]);
+    expect(success.signals[2]?.reason).toMatchObject(answeredReason);
+    // Every attempt fails: the last failure is the call's outcome, and its attempt is aborted.
+    const down = new Error("down");
+    const failure = await runAll(p, () => Promise.reject(down), clock);
+    expect(failure.settled).toEqual({ ok: false, error: down });
+    expect(failure.signals.map((s) => s.aborted)).toEqual([false, false, true]);
+    expect(failure.signals[2]?.reason).toMatchObject(answeredReason);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("reaches through a hedge step: the winner's signal, the loser's aborted as it lost", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(steps.timeout({ ms: 1000, abortOnReturn: true }), steps.hedge({ delay: 50 }));
+    // The first attempt is slow; the hedge, started at 50 ms, answers at 60 ms and wins.
+    const { settled, signals } = await runAll(
+      p,
+      (n) => clock.sleep(n === 1 ? 500 : 10).then(() => `attempt ${n}`),
+      clock,
+    );
+    expect(settled).toEqual({ ok: true, value: "attempt 2" });
+    expect(signals[0]?.reason).toBeInstanceOf(HedgeLostError);
+    expect(signals[1]?.reason).toMatchObject(answeredReason);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("reaches through a timeout step inside", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(steps.timeout({ ms: 1000, abortOnReturn: true }), steps.timeout(500));
+    const { settled, signals } = await runAll(p, () => clock.sleep(10).then(() => "ok"), clock);
+    expect(settled).toEqual({ ok: true, value: "ok" });
+    expect(signals[0]?.reason).toMatchObject(answeredReason);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("reaches through retry and a per-attempt timeout: the answering attempt's signal, before the caller hears", async () => {
+    const clock = new VirtualClock();
+    const p = pipeline(
+      steps.timeout({ ms: 10_000, abortOnReturn: true }),
+      steps.retry({ maxRetries: 5, ...constant }),
+      steps.timeout(2000),
+    );
+    let abortedFirst: boolean[] | undefined;
+    const signals: AbortSignal[] = [];
+    const call = p
+      .execute(
+        (ctx) => {
+          signals.push(ctx.signal);
+          // The first attempt runs out of time, the second fails, the third answers.
+          if (signals.length === 1) return clock.sleep(3000).then(() => "late");
+          if (signals.length === 2) return Promise.reject(new Error("again"));
+          return clock.sleep(10).then(() => "ok");
+        },
+        { clock },
+      )
+      .then((value) => {
+        abortedFirst = signals.map((s) => s.aborted);
+        return value;
+      });
+    expect(await drive(clock, call)).toEqual({ ok: true, value: "ok" });
+    expect(abortedFirst).toEqual([true, false, true]);
+    expect(signals[0]?.reason).toBeInstanceOf(TimeoutError);
+    expect(signals[2]?.reason).toMatchObject(answeredReason);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("keeps no hook per attempt: a long retry inside holds as many as a short one, and none once it settled", async () => {
+    // Counts the hooks waiting on scopes' aborts: added, and not yet called nor removed.
+    let live = 0;
+    const onAbort = Scope.prototype.onAbort;
+    const spy = vi.spyOn(Scope.prototype, "onAbort").mockImplementation(function (this: Scope, hook) {
+      if (!this.canAbort) return onAbort.call(this, hook);
+      let on = true;
+      const off = () => {
+        if (on) live -= 1;
+        on = false;
+      };
+      live += 1;
+      const remove = onAbort.call(this, () => {
+        off();
+        hook();
+      });
+      return () => {
+        off();
+        remove();
+      };
+    });
+    try {
+      const clock = new VirtualClock();
+      const p = pipeline(
+        steps.timeout({ ms: 1_000_000, abortOnReturn: true }),
+        steps.retry({ maxRetries: 500, ...constant }),
+        steps.timeout(2000),
+      );
+      const held: number[] = [];
+      const { settled, signals } = await runAll(
+        p,
+        (n) => {
+          held.push(live);
+          return n <= 500 ? Promise.reject(new Error("again")) : "ok";
+        },
+        clock,
+      );
+      expect(settled).toEqual({ ok: true, value: "ok" });
+      expect(signals).toHaveLength(501);
+      expect(held[500]).toBe(held[1]);
+      expect(Math.max(...held)).toBe(held[1]);
+      expect(signals[500]?.reason).toMatchObject(answeredReason);
+      expect(live).toBe(0);
+      expect(clock.pending).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("refuses a value that is not a boolean", () => {

@@ -147,7 +147,7 @@ export class HedgedCall<T> {
   #succeeded(running: Running, value: T): void {
     // A late outcome of an attempt the call no longer waits for is dropped.
     if (this.#done || !this.#running.delete(running)) return;
-    running.scope.release();
+    this.#answered(running);
     const losers = [...this.#running];
     if (this.#reports && running.claim?.inner === false) this.#options.budget?.success();
     this.#finish(running.attempt);
@@ -165,7 +165,7 @@ export class HedgedCall<T> {
 
   #failed(running: Running, error: unknown): void {
     if (this.#done || !this.#running.delete(running)) return;
-    running.scope.release();
+    this.#answered(running);
     this.#lastError = error;
     if (this.#reports && running.claim?.inner === false) this.#options.budget?.failure();
     if (error instanceof PermanentError) {
@@ -187,6 +187,15 @@ export class HedgedCall<T> {
       this.#finish(running.attempt);
       this.out.reject(this.#lastError);
     }
+  }
+
+  /**
+   * `running` answered: its scope lets go of the call's, which keeps it in place of the one that answered
+   * before (the winner, or the failure the call may end with), for an `abortOnReturn` outside to reach.
+   */
+  #answered(running: Running): void {
+    running.scope.release();
+    this.#scope.keepAnswered(running.scope);
   }
 
   readonly #onAbort = (): void => {

@@ -6,7 +6,7 @@ import { type AbortWatcher, unwatch, watch } from "../core/abort.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { PermanentError } from "../core/errors.js";
 import { type Random, systemRandom } from "../core/random.js";
-import { type AbortKind, type BudgetClaim, LINKED, type LinkedAttempt } from "./link.js";
+import { type AbortKind, type AnsweredRun, type BudgetClaim, LINKED, type LinkedAttempt } from "./link.js";
 
 /** What every step, and the operation itself, receives. All times are in milliseconds. */
 export interface ExecutionContext {
@@ -84,6 +84,8 @@ export class Scope implements ExecutionContext {
   #hooks: Set<() => void> | undefined;
   /** Removes this scope's hook from its parent. */
   #detach: (() => void) | undefined;
+  /** What ran here and answered last, let go of but kept for an abort of kind "settled" (see `keepAnswered`). */
+  #answered: AnsweredRun | undefined;
   /** Set on the scope a retry step runs an attempt in: `bail` marks the nearest such scope. */
   retryAttempt = false;
   /** What `bail` left on this scope (an attempt's), for its retry step to end the call with. */
@@ -184,7 +186,11 @@ export class Scope implements ExecutionContext {
     };
   }
 
-  /** Aborts this scope and everything inside it (once; later calls do nothing). */
+  /**
+   * Aborts this scope and everything inside it (once; later calls do nothing). An abort of kind "settled"
+   * (the call has answered) also reaches the run kept by `keepAnswered`: what answered for the call is let
+   * go, however deep inside. Any other kind has nothing left to cut short there, and only drops it.
+   */
   abort(reason: unknown, kind: AbortKind): void {
     if (this.#aborted) return;
     this.#aborted = true;
@@ -196,12 +202,25 @@ export class Scope implements ExecutionContext {
     const hooks = this.#hooks;
     this.#hooks = undefined;
     if (hooks !== undefined) for (const hook of [...hooks]) hook();
+    const answered = this.#answered;
+    this.#answered = undefined;
+    if (kind === "settled") answered?.abort(reason, kind);
   }
 
   /** Ends this scope's tie to its parent (when what ran in it has settled); it keeps its own state. */
   release(): void {
     this.#detach?.();
     this.#detach = undefined;
+  }
+
+  /**
+   * `run` ran in this scope and has answered, its tie let go (`release`): this scope keeps it, and only
+   * it, until something else answers here or this scope aborts, so that a timeout step's `abortOnReturn`
+   * outside still reaches the run that answered for the call. One at a time: a retry loop's hundredth
+   * attempt holds no more here than its first. Nothing is kept by a scope nothing can abort.
+   */
+  keepAnswered(run: AnsweredRun): void {
+    if (this.canAbort && !this.#aborted) this.#answered = run;
   }
 
   /** For a root: stops watching the caller's signal (nothing to do for a scope without one). */

@@ -23,6 +23,14 @@ export interface BudgetClaim {
   inner: boolean;
 }
 
+/**
+ * A run that has answered in a scope (a child scope let go, a retry step's attempt), which the scope keeps
+ * so that an abort of kind "settled" still reaches it (see `Scope.keepAnswered`).
+ */
+export interface AnsweredRun {
+  abort(reason: unknown, kind: AbortKind): void;
+}
+
 /** What an attempt asks of the scope made for it. */
 export interface LinkedScope {
   abort(reason: unknown, kind: AbortKind): void;

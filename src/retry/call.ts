@@ -319,7 +319,8 @@ export class RetryCall<T> implements AbortWatcher {
   /** The first attempt, made by `direct`, answered `value`, which ends the call. */
   #directAccepted(attempt: Attempt<T>, value: T): T {
     this.current = undefined;
-    // Made without a time limit: only a scope made of it is to let go.
+    // Made without a time limit: only a scope made of it is to let go. The call's scope cannot abort (or
+    // there is none), so nothing outside would abort it once the call has answered: it is not kept.
     attempt.scope?.release();
     this.#settled = true;
     // A listener that came while it ran hears of it.
@@ -922,9 +923,14 @@ class Attempt<T> implements ExecutionContext, LinkedAttempt {
     this.scope?.abort(reason, kind);
   }
 
-  /** The attempt is over: its scope, if one was made, lets go of the one outside. */
+  /**
+   * The attempt is over: its scope, if one was made, lets go of the one outside, which keeps the attempt in
+   * place of the one before (see `Scope.keepAnswered`): should its outcome end the call, a timeout step's
+   * `abortOnReturn` outside aborts it once the call has answered.
+   */
   end(): void {
     this.scope?.release();
+    this.call.outer?.keepAnswered(this);
   }
 }
 

@@ -21,7 +21,7 @@ export const TIMEOUT_SCHEMA: Schema = {
     abortOnReturn: {
       kind: { type: "boolean" },
       default: "false",
-      doc: "Once what runs inside has answered (a value or an error), abort its signal with an AbortError, so that whatever is still tied to it is let go (cockatiel's abortOnReturn).",
+      doc: "Once what runs inside has answered (a value or an error), abort its signal with an AbortError, so that whatever is still tied to it is let go (cockatiel's abortOnReturn). Through the steps inside too: a retry's or a hedge's, it is the signal of the attempt that answered for the call.",
     },
     onTimeout: {
       kind: { type: "function" },

@@ -29,7 +29,9 @@ export interface TimeoutStepOptions {
   /**
    * cockatiel's `abortOnReturn`: once what runs inside has answered (a value or an error), abort its signal
    * (with an `AbortError`), so that whatever is still tied to it (a response body, a listener, a child
-   * request) is let go. Default false: the signal stays as it is.
+   * request) is let go. It reaches through the steps inside: behind a retry or a hedge step, the signal
+   * aborted is that of the attempt that answered for the call (those before it were let go as they
+   * ended). Default false: the signal stays as it is.
    */
   abortOnReturn?: boolean;
   /** Receives what `onTimeout` or a listener threw (or rejected with). Default: one warning line. */
@@ -171,10 +173,14 @@ class TimedRun<T> extends Deadline {
     this.#fail(error);
   }
 
-  /** What ran inside has answered: with abortOnReturn its signal aborts too, before the answer is passed on. */
+  /**
+   * What ran inside has answered: with abortOnReturn its signal aborts too, before the answer is passed
+   * on; without, the scope outside keeps it, for an `abortOnReturn` further out to reach.
+   */
   #answered(): void {
     this.#finish();
     if (this.#step.abortOnReturn) this.#inner.abort(settledReason(), "settled");
+    else this.#scope.keepAnswered(this.#inner);
   }
 
   #fail(error: unknown): void {
