@@ -151,6 +151,31 @@ group("the value an OptionError shows", () => {
     expect(describe({ k: "v".repeat(73) }).endsWith("...")).toBe(true);
   });
 
+  it("reads no more of a huge list or object than the 80 characters it shows", () => {
+    // An option given a million-element list, or an object of 100,000 keys, fails at once: its message is
+    // written from the start of the value, not from the whole of it.
+    let reads = 0;
+    const counted = <T extends object>(target: T): T =>
+      new Proxy(target, {
+        get(inner, key, receiver) {
+          reads += 1;
+          return Reflect.get(inner, key, receiver);
+        },
+      });
+    const list = counted(new Array<number>(1_000_000).fill(7));
+    expect(describe(list)).toBe(cut(`[${new Array(30).fill(7).join(", ")}]`));
+    expect(reads).toBeLessThan(100);
+    reads = 0;
+    const keys = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i]));
+    expect(describe(counted(keys))).toBe(
+      cut(JSON.stringify(Object.fromEntries(Object.entries(keys).slice(0, 20)))),
+    );
+    expect(reads).toBeLessThan(100);
+    // One element or one property longer than the text shown is read, and cut, once.
+    expect(describe([["y".repeat(1000)]])).toBe(cut(`[["${"y".repeat(100)}`));
+    expect(describe({ k: { j: "z".repeat(1000) } })).toBe(cut(`{"k":{"j":"${"z".repeat(100)}`));
+  });
+
   it("names a hint after the value when one is given", () => {
     const error = new OptionError("maxRetrys", 3, "a known option", "did you mean maxRetries?");
     expect(error.message).toBe("maxRetrys must be a known option; got 3. did you mean maxRetries?");
