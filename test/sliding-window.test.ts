@@ -5,19 +5,10 @@
  * goes back neither blocks it nor lets more through; bad options fail at once, naming the option.
  */
 import fc from "fast-check";
-import { type Clock, memoryStore, OptionError, RateLimitedError, rateLimiter } from "robustly";
+import { memoryStore, OptionError, RateLimitedError, rateLimiter } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
-
-/** A clock whose reading a test sets by hand (timers are not needed where it is used). */
-function handClock(start = 0): Clock & { t: number } {
-  const clock = {
-    t: start,
-    now: () => clock.t,
-    setTimer: () => () => {},
-  };
-  return clock;
-}
+import { handClock } from "./support/drive.js";
 
 function refusal(call: () => unknown): RateLimitedError | undefined {
   try {

@@ -100,11 +100,13 @@ export function breakerStep<B extends BreakerGate, R = unknown>(
   breaker: B,
   options?: BreakerStepOptions<R>,
 ): BreakerStep<B> {
+  const gate = breaker as Partial<BreakerGate> | null;
   if (
-    breaker === null ||
-    typeof breaker !== "object" ||
-    typeof (breaker as Partial<BreakerGate>).acquire !== "function" ||
-    typeof (breaker as Partial<BreakerGate>).settle !== "function"
+    typeof gate !== "object" ||
+    typeof gate?.acquire !== "function" ||
+    typeof gate.release !== "function" ||
+    typeof gate.settle !== "function" ||
+    typeof gate.settleResult !== "function"
   ) {
     throw new OptionError("steps.breaker: breaker", breaker, "a circuit breaker (from circuitBreaker())");
   }

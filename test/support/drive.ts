@@ -1,5 +1,5 @@
 import { getEventListeners } from "node:events";
-import { type AttemptContext, type RetryOptions, retry } from "robustly";
+import { type AttemptContext, type Clock, type RetryOptions, retry } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { sweep } from "../../src/core/abort.js";
 
@@ -87,4 +87,14 @@ export function captureWarnings(): { warnings: { message: string; type?: string 
     process.emitWarning = original;
   };
   return { warnings, restore };
+}
+
+/** A clock whose reading a test sets by hand (`clock.t = …`), for code that reads the time and sets no timer. */
+export function handClock(start = 0): Clock & { t: number } {
+  const clock = {
+    t: start,
+    now: () => clock.t,
+    setTimer: () => () => {},
+  };
+  return clock;
 }
