@@ -38,8 +38,19 @@ function grants(budget: { tryRetry(): boolean }, n: number): number {
 }
 
 const zeros = (): number[] => Array(10).fill(0);
-/** Ten buckets of zeros, with `last` in the latest (the default budget lists the oldest first). */
-const latest = (last: number): number[] => [...Array(9).fill(0), last];
+/**
+ * Ten buckets' counts given oldest first, the last one bucket `bucketAt`, laid out as a snapshot has them:
+ * bucket n's count at index n mod 10.
+ */
+const bySlot = (bucketAt: number, oldestFirst: readonly number[]): number[] => {
+  const out = zeros();
+  oldestFirst.forEach((count, i) => {
+    out[(((bucketAt - 9 + i) % 10) + 10) % 10] = count;
+  });
+  return out;
+};
+/** Ten buckets of zeros, with `last` in bucket `bucketAt`, the latest. */
+const latest = (bucketAt: number, last: number): number[] => bySlot(bucketAt, [...Array(9).fill(0), last]);
 
 /** The message of the error `f` throws. */
 function messageOf(f: () => unknown): string {
@@ -119,7 +130,7 @@ describe("retryBudget(options): which form, and what it refuses", () => {
 });
 
 describe("the default budget's window", () => {
-  it("is the ratio kind, with ten one-second buckets listed oldest first, and the latest bucket's number", () => {
+  it("is the ratio kind, with ten one-second buckets, and the latest bucket's number", () => {
     const clock = manualClock(0);
     const budget = defaultBudget(clock);
     expect(budget.kind).toBe("ratio");
@@ -132,18 +143,38 @@ describe("the default budget's window", () => {
     budget.request();
     expect(budget.snapshot()).toEqual({
       kind: "ratio",
-      requests: [0, 0, 0, 0, 0, 0, 0, 3, 2, 1],
-      retries: [0, 0, 0, 0, 0, 0, 0, 0, 1, 0],
+      requests: bySlot(2, [0, 0, 0, 0, 0, 0, 0, 3, 2, 1]),
+      retries: bySlot(2, [0, 0, 0, 0, 0, 0, 0, 0, 1, 0]),
       bucketAt: 2,
     });
     // Nine seconds on, buckets 0 and 1 have left the window; bucket 2 is now the oldest.
     clock.at = 11_500;
     expect(budget.snapshot()).toEqual({
       kind: "ratio",
-      requests: [1, ...Array(9).fill(0)],
+      requests: bySlot(11, [1, ...Array(9).fill(0)]),
       retries: zeros(),
       bucketAt: 11,
     });
+  });
+
+  it("lays its snapshot out as a ratio budget's, which restores it and then moves on alike", () => {
+    const clock = manualClock(3000);
+    const own = defaultBudget(clock);
+    for (const [at, calls] of [
+      [3000, 4],
+      [5500, 2],
+      [9999, 7],
+    ]) {
+      clock.at = at as number;
+      for (let i = 0; i < (calls as number); i++) own.request();
+      own.tryRetry();
+    }
+    const taken = retryBudget({ clock });
+    taken.restore(own.snapshot());
+    for (let second = 0; second < 12; second++) {
+      expect(taken.snapshot(), `${second} s on`).toEqual(own.snapshot());
+      clock.at += 1000;
+    }
   });
 
   it("allows exactly 20 % of the window's calls plus 100 retries, rounded down", () => {
@@ -173,8 +204,8 @@ describe("the default budget's window", () => {
     expect(grants(budget, 150)).toBe(100);
     expect(budget.snapshot()).toEqual({
       kind: "ratio",
-      requests: [0, 0, 0, 0, 0, 0, 0, 0, 1, 0],
-      retries: latest(100),
+      requests: bySlot(10, [0, 0, 0, 0, 0, 0, 0, 0, 1, 0]),
+      retries: latest(10, 100),
       bucketAt: 10,
     });
   });
@@ -190,8 +221,8 @@ describe("the default budget's window", () => {
     clock.at = 12_900;
     expect(budget.snapshot()).toEqual({
       kind: "ratio",
-      requests: latest(3),
-      retries: latest(1),
+      requests: latest(12, 3),
+      retries: latest(12, 1),
       bucketAt: 12,
     });
   });
@@ -207,7 +238,7 @@ describe("the default budget's window", () => {
       const bucket = Math.floor(clock.at / 1000);
       expect(budget.snapshot(), `${back} ms back`).toEqual({
         kind: "ratio",
-        requests: latest(1),
+        requests: latest(bucket, 1),
         retries: zeros(),
         bucketAt: bucket,
       });
@@ -233,7 +264,12 @@ describe("the default budget's window", () => {
     budget.request(Number.NaN);
     budget.request(Number.POSITIVE_INFINITY);
     budget.request(Number.NEGATIVE_INFINITY);
-    expect(budget.snapshot()).toEqual({ kind: "ratio", requests: latest(4), retries: zeros(), bucketAt: 3 });
+    expect(budget.snapshot()).toEqual({
+      kind: "ratio",
+      requests: latest(3, 4),
+      retries: zeros(),
+      bucketAt: 3,
+    });
   });
 
   it("reports bucket 0 on a clock that never read a finite time, and still counts", () => {
@@ -244,8 +280,8 @@ describe("the default budget's window", () => {
     expect(budget.tryRetry()).toBe(true);
     expect(budget.snapshot()).toEqual({
       kind: "ratio",
-      requests: latest(2),
-      retries: latest(1),
+      requests: latest(0, 2),
+      retries: latest(0, 1),
       bucketAt: 0,
     });
   });
@@ -306,7 +342,7 @@ describe("the default budget, found and watched", () => {
     const second = budget.on("refused", listener);
     const other = budget.on("refused", ({ state }) => heard.push({ who: "other", state }));
     expect(grants(budget, 101)).toBe(100);
-    const state = { kind: "ratio", requests: zeros(), retries: latest(100), bucketAt: 2 };
+    const state = { kind: "ratio", requests: zeros(), retries: latest(2, 100), bucketAt: 2 };
     expect(heard).toEqual([
       { who: "twice", state },
       { who: "twice", state },

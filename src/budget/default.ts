@@ -151,15 +151,16 @@ export class DefaultBudget {
     return { dispose: () => this.#refused.delete(entry) };
   }
 
-  /** Its counts now, as a ratio budget's `snapshot()` has them. */
+  /**
+   * Its counts now, laid out as a ratio budget's `snapshot()` has them (bucket n's counts at index n mod 10,
+   * `bucketAt` the latest bucket), so that a `retryBudget()` can `restore` them.
+   */
   snapshot(): DefaultBudgetState {
-    const head = this.#at(this.clock.now());
-    const order = (counts: readonly number[]) =>
-      Array.from({ length: BUCKETS }, (_, i) => counts[(head + 1 + i) % BUCKETS] as number);
+    this.#at(this.clock.now());
     return {
       kind: "ratio",
-      requests: order(this.#requests),
-      retries: order(this.#retries),
+      requests: [...this.#requests],
+      retries: [...this.#retries],
       bucketAt: this.#head === Number.NEGATIVE_INFINITY ? 0 : this.#head,
     };
   }
