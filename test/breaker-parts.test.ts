@@ -21,7 +21,7 @@ import {
   TimeoutError,
 } from "robustly";
 import { describe, expect, it } from "vitest";
-import { deferred, handClock, tick, VirtualClock } from "./support/drive.js";
+import { deferred, handClock, thrownBy, tick, VirtualClock } from "./support/drive.js";
 
 const fail = () => {
   throw new Error("down");
@@ -52,16 +52,6 @@ function heardOf(breaker: CircuitBreaker): unknown[] {
   return heard;
 }
 
-/** What `call` threw (it must throw). */
-function thrown(call: () => unknown): unknown {
-  try {
-    call();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}
-
 describe("steps.breaker: what it takes", () => {
   it("refuses anything but a circuit breaker at once, naming the option and the value", () => {
     const allowed = "steps.breaker: breaker must be a circuit breaker (from circuitBreaker())";
@@ -75,7 +65,7 @@ describe("steps.breaker: what it takes", () => {
       [circuitBreaker, "function circuitBreaker"],
     ];
     for (const [value, shown] of cases) {
-      const error = thrown(() => steps.breaker(value as never));
+      const error = thrownBy(() => steps.breaker(value as never));
       expect(error).toBeInstanceOf(OptionError);
       expect((error as OptionError).message).toBe(`${allowed}; got ${shown}`);
       expect((error as OptionError).option).toBe("steps.breaker: breaker");
@@ -211,7 +201,7 @@ describe("restore: a state is checked whole, and refused in words that name what
       const breaker = circuitBreaker({ consecutiveFailures: 1, failureRatio: 0.9, clock });
       await expect(breaker.execute(fail)).rejects.toThrow("down");
       const before = breaker.snapshot();
-      const error = thrown(() => breaker.restore(state as BreakerState));
+      const error = thrownBy(() => breaker.restore(state as BreakerState));
       expect(error).toBeInstanceOf(OptionError);
       expect((error as OptionError).message).toBe(message);
       expect(breaker.snapshot()).toEqual(before);

@@ -98,3 +98,13 @@ export function handClock(start = 0): Clock & { t: number } {
   };
   return clock;
 }
+
+/** What `run` throws (undefined when it returns). */
+export function thrownBy(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
