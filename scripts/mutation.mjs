@@ -167,10 +167,11 @@ for (const [folder, row] of rows) {
         row.left += 1;
         continue;
       }
-      if (m.static) row.static += 1;
       if (m.status === "Killed") row.killed += 1;
       else if (m.status === "Timeout") row.timeout += 1;
       else {
+        // The column counts the static mutants among those not killed.
+        if (m.static) row.static += 1;
         if (m.status === "Survived") row.survived += 1;
         else row.noCoverage += 1;
         const line = m.location.start.line;
