@@ -15,6 +15,7 @@ import {
 } from "robustly";
 import { VirtualClock } from "robustly/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { breakerState } from "./support/breaker.js";
 import { thrownBy } from "./support/drive.js";
 import { faultyStore } from "./support/faulty-store.js";
 
@@ -256,23 +257,11 @@ describe("half-open", () => {
     await clock.advance(1000);
     calls(breaker, "ok", 2);
     expect(breaker.state).toBe("half-open");
-    expect(breaker.snapshot()).toStrictEqual({
-      state: "half-open",
-      openUntil: 1500,
-      openings: 1,
-      consecutiveFailures: 0,
-      halfOpenSuccesses: 2,
-      window: [],
-    });
+    expect(breaker.snapshot()).toStrictEqual(
+      breakerState({ state: "half-open", openUntil: 1500, openings: 1, halfOpenSuccesses: 2 }),
+    );
     calls(breaker, "ok");
-    expect(breaker.snapshot()).toStrictEqual({
-      state: "closed",
-      openUntil: 1500,
-      openings: 0,
-      consecutiveFailures: 0,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(breaker.snapshot()).toStrictEqual(breakerState({ openUntil: 1500 }));
     expect(seen).toStrictEqual([
       { from: "closed", to: "open", openFor: 1000 },
       { from: "open", to: "half-open" },
@@ -287,14 +276,9 @@ describe("half-open", () => {
     await clock.advance(1000);
     calls(breaker, "ok", 2);
     calls(breaker, "fail");
-    expect(breaker.snapshot()).toStrictEqual({
-      state: "open",
-      openUntil: 3000,
-      openings: 2,
-      consecutiveFailures: 1,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(breaker.snapshot()).toStrictEqual(
+      breakerState({ state: "open", openUntil: 3000, openings: 2, consecutiveFailures: 1 }),
+    );
   });
 
   it("a probe whose error handles does not count gives its place back", async () => {
@@ -321,14 +305,15 @@ describe("half-open", () => {
   it("a state restored open with successes already counted still takes halfOpenSuccesses fresh probes", async () => {
     const clock = new VirtualClock(100);
     const breaker = circuitBreaker(options(clock));
-    breaker.restore({
-      state: "open",
-      openUntil: 200,
-      openings: 1,
-      consecutiveFailures: 1,
-      halfOpenSuccesses: 2,
-      window: [],
-    });
+    breaker.restore(
+      breakerState({
+        state: "open",
+        openUntil: 200,
+        openings: 1,
+        consecutiveFailures: 1,
+        halfOpenSuccesses: 2,
+      }),
+    );
     await clock.advance(100);
     calls(breaker, "ok", 2);
     expect(breaker.state).toBe("half-open");
@@ -347,14 +332,9 @@ describe("what a breaker counts", () => {
     });
     calls(breaker, "ok", 4);
     calls(breaker, "fail", 3);
-    expect(breaker.snapshot()).toStrictEqual({
-      state: "open",
-      openUntil: 3000,
-      openings: 1,
-      consecutiveFailures: 3,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(breaker.snapshot()).toStrictEqual(
+      breakerState({ state: "open", openUntil: 3000, openings: 1, consecutiveFailures: 3 }),
+    );
   });
 
   it("calls let through before it opened and ending while open are counted, and open it no further", async () => {
@@ -373,14 +353,9 @@ describe("what a breaker counts", () => {
     breaker.failure();
     breaker.failure();
     breaker.success();
-    expect(breaker.snapshot()).toStrictEqual({
-      state: "open",
-      openUntil: 1000,
-      openings: 1,
-      consecutiveFailures: 0,
-      halfOpenSuccesses: 0,
-      window: [[0, 4, 3]],
-    });
+    expect(breaker.snapshot()).toStrictEqual(
+      breakerState({ state: "open", openUntil: 1000, openings: 1, window: [[0, 4, 3]] }),
+    );
     expect(seen).toStrictEqual([{ from: "closed", to: "open", openFor: 1000 }]);
   });
 
@@ -655,14 +630,9 @@ describe("a shared breaker's state: as one breaker that saw every call of the fl
     one.success();
     await clock.advance(50); // B's exchange, at 100
     expect(await stored(store)).toStrictEqual(one.snapshot());
-    expect(one.snapshot()).toStrictEqual({
-      state: "open",
-      openUntil: 10_050,
-      openings: 1,
-      consecutiveFailures: 0,
-      halfOpenSuccesses: 0,
-      window: [[0, 5, 4]],
-    });
+    expect(one.snapshot()).toStrictEqual(
+      breakerState({ state: "open", openUntil: 10_050, openings: 1, window: [[0, 5, 4]] }),
+    );
     expect(heard).toStrictEqual([{ from: "closed", to: "open", openFor: 9950 }]);
   });
 
@@ -678,14 +648,15 @@ describe("a shared breaker's state: as one breaker that saw every call of the fl
     for (let i = 0; i < 4; i++) one.acquire();
     for (let i = 0; i < 4; i++) one.failure();
     expect(await stored(store)).toStrictEqual(one.snapshot());
-    expect(one.snapshot()).toStrictEqual({
-      state: "open",
-      openUntil: 10_100,
-      openings: 1,
-      consecutiveFailures: 4,
-      halfOpenSuccesses: 0,
-      window: [[0, 4, 4]],
-    });
+    expect(one.snapshot()).toStrictEqual(
+      breakerState({
+        state: "open",
+        openUntil: 10_100,
+        openings: 1,
+        consecutiveFailures: 4,
+        window: [[0, 4, 4]],
+      }),
+    );
     await clock.advance(100);
     expect([a.state, b.state]).toEqual(["open", "open"]);
   });
@@ -704,14 +675,9 @@ describe("a shared breaker's probes", () => {
     await clock.advance(1010);
     calls(b, "fail"); // at 1060, B's probe fails: open for 2000 ms more
     await clock.advance(0); // B tells the store at once
-    expect(await stored(store)).toStrictEqual({
-      state: "open",
-      openUntil: 3060,
-      openings: 2,
-      consecutiveFailures: 2,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(await stored(store)).toStrictEqual(
+      breakerState({ state: "open", openUntil: 3060, openings: 2, consecutiveFailures: 2 }),
+    );
     await clock.advance(100); // A's exchange
     expect(a.state).toBe("open");
     await clock.advance(1900);
@@ -737,14 +703,9 @@ describe("a shared breaker's probes", () => {
     b.failure(); // at 1060: open again until 2060, for the fleet at once
     a.failure(); // and A's probe, out of date, at once too
     await clock.advance(0);
-    expect(await stored(store)).toStrictEqual({
-      state: "open",
-      openUntil: 2060,
-      openings: 2,
-      consecutiveFailures: 2,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(await stored(store)).toStrictEqual(
+      breakerState({ state: "open", openUntil: 2060, openings: 2, consecutiveFailures: 2 }),
+    );
   });
 
   it("each successful probe counts once toward halfOpenSuccesses", async () => {
@@ -759,14 +720,9 @@ describe("a shared breaker's probes", () => {
     await clock.advance(1010);
     calls(a, "ok"); // at 1060
     await clock.advance(100); // A's exchange, at 1150
-    expect(await stored(store)).toStrictEqual({
-      state: "half-open",
-      openUntil: 1050,
-      openings: 1,
-      consecutiveFailures: 0,
-      halfOpenSuccesses: 1,
-      window: [],
-    });
+    expect(await stored(store)).toStrictEqual(
+      breakerState({ state: "half-open", openUntil: 1050, openings: 1, halfOpenSuccesses: 1 }),
+    );
     expect(a.state).toBe("half-open");
     calls(a, "ok");
     expect(a.state).toBe("closed");
@@ -852,14 +808,7 @@ describe("a shared breaker's exchanges", () => {
   it("a store's state with more failures in a row than the threshold (which no breaker writes) counts each new failure once", async () => {
     const clock = new VirtualClock();
     const store = memoryStore({ clock });
-    const junk: BreakerState = {
-      state: "closed",
-      openUntil: 0,
-      openings: 0,
-      consecutiveFailures: 7,
-      halfOpenSuccesses: 0,
-      window: [],
-    };
+    const junk: BreakerState = breakerState({ consecutiveFailures: 7 });
     await store.write("breaker:k", 0, junk, 86_400_000);
     const options = { consecutiveFailures: 5, openFor: backoff.constant({ base: 1000 }), clock };
     const a = circuitBreaker({ ...options, store, key: "k" });
@@ -871,14 +820,9 @@ describe("a shared breaker's exchanges", () => {
     one.restore(junk);
     calls(one, "fail");
     expect(await stored(store)).toStrictEqual(one.snapshot());
-    expect(one.snapshot()).toStrictEqual({
-      state: "open",
-      openUntil: 1050,
-      openings: 1,
-      consecutiveFailures: 8,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(one.snapshot()).toStrictEqual(
+      breakerState({ state: "open", openUntil: 1050, openings: 1, consecutiveFailures: 8 }),
+    );
     await a.close();
   });
 
@@ -904,14 +848,7 @@ describe("a shared breaker's exchanges", () => {
         reason: 'circuitBreaker.restore: state must be "closed", "open" or "half-open"; got undefined',
       },
     ]);
-    expect(await stored(store)).toStrictEqual({
-      state: "closed",
-      openUntil: 0,
-      openings: 0,
-      consecutiveFailures: 0,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(await stored(store)).toStrictEqual(breakerState());
     expect(a.state).toBe("closed");
     expect(heard).toStrictEqual([
       { from: "closed", to: "open", openFor: 10_000 },
@@ -934,26 +871,12 @@ describe("an opening whose report never reached the store", () => {
     await clock.advance(100);
     // Another program writes a closed state, dated as if it had been open until 5000 (no breaker writes that).
     const { version } = await inner.read("breaker:k");
-    const closedLater: BreakerState = {
-      state: "closed",
-      openUntil: 5000,
-      openings: 0,
-      consecutiveFailures: 0,
-      halfOpenSuccesses: 0,
-      window: [],
-    };
+    const closedLater: BreakerState = breakerState({ openUntil: 5000 });
     await inner.write("breaker:k", version, closedLater, 86_400_000);
     store.fault = "none";
     await clock.advance(150); // A's exchange at 250 reaches the store
     expect(a.shared).toBe(true);
-    expect(await stored(inner)).toStrictEqual({
-      state: "open",
-      openUntil: 1050,
-      openings: 1,
-      consecutiveFailures: 0,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(await stored(inner)).toStrictEqual(breakerState({ state: "open", openUntil: 1050, openings: 1 }));
     expect(a.state).toBe("open");
     await a.close();
   });
@@ -975,14 +898,7 @@ describe("an opening whose report never reached the store", () => {
     store.fault = "none";
     await clock.advance(50); // at 650, the store answers: A's opening has just run out
     expect(a.shared).toBe(true);
-    expect(await stored(inner)).toStrictEqual({
-      state: "closed",
-      openUntil: 0,
-      openings: 0,
-      consecutiveFailures: 0,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(await stored(inner)).toStrictEqual(breakerState());
     expect([a.state, b.state]).toEqual(["closed", "closed"]);
     await Promise.all([a.close(), b.close()]);
   });
@@ -1025,14 +941,9 @@ describe("an opening decided while an exchange is on its way", () => {
     await closing;
     expect(a.state).toBe("open");
     expect(heard).toStrictEqual([{ from: "closed", to: "open", openFor: 1000 }]);
-    expect(await stored(inner)).toStrictEqual({
-      state: "open",
-      openUntil: 1410,
-      openings: 1,
-      consecutiveFailures: 1,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(await stored(inner)).toStrictEqual(
+      breakerState({ state: "open", openUntil: 1410, openings: 1, consecutiveFailures: 1 }),
+    );
     await until(clock, 1409);
     expect(a.state).toBe("open");
     await until(clock, 1410);
@@ -1055,14 +966,9 @@ describe("an opening decided while an exchange is on its way", () => {
     await until(clock, 450); // A's exchange of 360 to 480 merged at 440, before this:
     calls(a, "fail"); // A, not yet told, opens until 1450
     await until(clock, 600);
-    expect(await stored(inner)).toStrictEqual({
-      state: "open",
-      openUntil: 1450,
-      openings: 2,
-      consecutiveFailures: 2,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(await stored(inner)).toStrictEqual(
+      breakerState({ state: "open", openUntil: 1450, openings: 2, consecutiveFailures: 2 }),
+    );
     await until(clock, 1449);
     expect(a.state).toBe("open");
     expect(heard).toStrictEqual([{ from: "closed", to: "open", openFor: 1000 }]);
@@ -1172,14 +1078,9 @@ describe("openings whose report has not landed yet", () => {
     store.conflicts = 0;
     await clock.advance(10); // the exchange at 210 lands
     expect(a.shared).toBe(true);
-    expect(await stored(inner)).toStrictEqual({
-      state: "open",
-      openUntil: 360,
-      openings: 2,
-      consecutiveFailures: 1,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(await stored(inner)).toStrictEqual(
+      breakerState({ state: "open", openUntil: 360, openings: 2, consecutiveFailures: 1 }),
+    );
     expect(heard).toStrictEqual([
       { from: "closed", to: "open", openFor: 100 },
       { from: "open", to: "half-open" },

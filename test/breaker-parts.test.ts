@@ -21,6 +21,7 @@ import {
   TimeoutError,
 } from "robustly";
 import { describe, expect, it } from "vitest";
+import { breakerState } from "./support/breaker.js";
 import { deferred, handClock, thrownBy, tick, VirtualClock } from "./support/drive.js";
 
 const fail = () => {
@@ -98,14 +99,7 @@ describe("steps.breaker: what it takes", () => {
 });
 
 describe("restore: a state is checked whole, and refused in words that name what is wrong", () => {
-  const good: BreakerState = {
-    state: "closed",
-    openUntil: 0,
-    openings: 0,
-    consecutiveFailures: 0,
-    halfOpenSuccesses: 0,
-    window: [],
-  };
+  const good: BreakerState = breakerState();
   const refusals: [string, unknown, string][] = [
     [
       "no state",
@@ -363,14 +357,7 @@ describe("the time window a snapshot shows", () => {
     const clock = handClock(Number.NaN);
     const breaker = watching(clock);
     const state = breaker.snapshot();
-    expect(state).toEqual({
-      state: "closed",
-      openUntil: 0,
-      openings: 0,
-      consecutiveFailures: 0,
-      halfOpenSuccesses: 0,
-      window: [],
-    });
+    expect(state).toEqual(breakerState());
     const other = watching(new VirtualClock());
     other.restore(JSON.parse(JSON.stringify(state)));
     expect(other.snapshot()).toEqual(state);

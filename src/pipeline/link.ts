@@ -32,8 +32,7 @@ export interface AnsweredRun {
 }
 
 /** What an attempt asks of the scope made for it. */
-export interface LinkedScope {
-  abort(reason: unknown, kind: AbortKind): void;
+export interface LinkedScope extends AnsweredRun {
   /** What `bail` left on it, taken off it. */
   takeBail(): unknown;
   /** Ends its tie to the scope outside (the attempt is over). */

@@ -16,6 +16,7 @@ import {
 import { redisStore } from "robustly/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_SKEW } from "../../src/store/replica.js";
+import { breakerState } from "../support/breaker.js";
 import { VirtualClock } from "../support/drive.js";
 import { faultyStore } from "../support/faulty-store.js";
 import { type RedisServer, startRedisServer } from "../support/redis-server.js";
@@ -39,19 +40,6 @@ function corruptions(policy: Policy): Corrupt[] {
   const seen: Corrupt[] = [];
   (policy as CircuitBreaker).on("store-corrupt", (event) => seen.push(event));
   return seen;
-}
-
-/** A breaker's state as `snapshot()` gives it, with `changes` over a closed, empty one. */
-function breakerState(changes: object): object {
-  return {
-    state: "closed",
-    openUntil: 0,
-    openings: 0,
-    consecutiveFailures: 0,
-    halfOpenSuccesses: 0,
-    window: [],
-    ...changes,
-  };
 }
 
 /** A responsive backoff's shared state with `changes` over a fresh one. */
