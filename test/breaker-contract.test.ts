@@ -542,18 +542,20 @@ describe("restoring a state", () => {
 });
 
 /**
- * Breakers on one store and key, each with `options`, 50 ms after their first exchange (at 0): each then
- * exchanges every 100 ms (at 100, 200, …), and at once after it opens or closes.
+ * Breakers on one store and key, each with `options`, `after` ms after their first exchange (at 0): each
+ * then exchanges every 100 ms (at 100, 200, …), and after it opens or closes: at once, or 10 ms after the
+ * last exchange if that was sooner.
  */
 async function fleet(
   clock: VirtualClock,
   options: CircuitBreakerOptions,
   n = 2,
+  after = 50,
 ): Promise<{ store: ReturnType<typeof memoryStore>; breakers: CircuitBreaker[] }> {
   const store = memoryStore({ clock });
   const breakers = Array.from({ length: n }, () => circuitBreaker({ store, key: "k", clock, ...options }));
   await Promise.all(breakers.map((b) => b.ready()));
-  await clock.advance(50);
+  await clock.advance(after);
   return { store, breakers };
 }
 
@@ -583,6 +585,92 @@ describe("a shared breaker, as each process hears of the fleet's changes", () =>
     ]);
     await Promise.all(breakers.map((x) => x.close()));
     expect(clock.pending).toBe(0);
+  });
+
+  it("stays open openFor from the failure that opened it, though the store hears of it later", async () => {
+    // Just after the first exchange (at 0): the opening at 0 reaches the store 10 ms later.
+    const clock = new VirtualClock();
+    const options = { consecutiveFailures: 1, openFor: backoff.constant({ base: 1000 }) };
+    const { store, breakers } = await fleet(clock, options, 2, 0);
+    const [a, b] = breakers as [CircuitBreaker, CircuitBreaker];
+    const heard = changes(a);
+    calls(a, "fail"); // at 0: open until 1000
+    await clock.advance(100);
+    expect(await stored(store)).toStrictEqual(
+      breakerState({ state: "open", openUntil: 1000, openings: 1, consecutiveFailures: 1 }),
+    );
+    await clock.advance(899);
+    expect([a.state, b.state]).toEqual(["open", "open"]);
+    await clock.advance(1);
+    expect([a.state, b.state]).toEqual(["half-open", "half-open"]);
+    expect(heard).toStrictEqual([{ from: "closed", to: "open", openFor: 1000 }]);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it("stays open openFor from the failure that opened it, whatever the store's latency and however long it was out of reach (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 250 }),
+        fc.integer({ min: 0, max: 400 }),
+        async (latency, failAt, outage) => {
+          const clock = new VirtualClock();
+          const inner = memoryStore({ clock });
+          const store = faultyStore(inner, clock);
+          store.latency = latency;
+          const a = circuitBreaker({
+            consecutiveFailures: 1,
+            openFor: backoff.constant({ base: 2000 }),
+            store,
+            key: "k",
+            clock,
+          });
+          const ready = a.ready();
+          await clock.advance(2 * latency);
+          await ready;
+          await clock.advance(failAt);
+          if (outage > 0) store.fault = "reject";
+          calls(a, "fail");
+          const opened = clock.now();
+          await clock.advance(outage);
+          store.fault = "none";
+          await clock.advance(1000); // the report has landed by now
+          expect(await stored(inner)).toMatchObject({ state: "open", openUntil: opened + 2000 });
+          expect(a.state).toBe("open");
+          await clock.advance(opened + 2000 - clock.now() - 1);
+          expect(a.state).toBe("open");
+          await clock.advance(1);
+          expect(a.state).toBe("half-open");
+          const done = a.close();
+          await clock.advance(1000);
+          await done;
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("a probe given back leaves it half-open: no change is told at the next exchange", async () => {
+    const clock = new VirtualClock();
+    const { breakers } = await fleet(clock, {
+      consecutiveFailures: 1,
+      openFor: backoff.constant({ base: 1000 }),
+    });
+    const [a, b] = breakers as [CircuitBreaker, CircuitBreaker];
+    const heard = changes(a);
+    calls(a, "fail"); // at 50, open until 1050
+    await clock.advance(1010);
+    a.acquire(); // at 1060, A's probe
+    a.release(); // the call was never made
+    await clock.advance(300); // A's exchanges, at 1100, 1200, 1300
+    expect(heard).toStrictEqual([
+      { from: "closed", to: "open", openFor: 1000 },
+      { from: "open", to: "half-open" },
+    ]);
+    expect([a.state, b.state]).toEqual(["half-open", "half-open"]);
+    calls(a, "ok"); // a probe again, which closes it
+    expect(heard.slice(2)).toStrictEqual([{ from: "half-open", to: "closed" }]);
+    await Promise.all(breakers.map((x) => x.close()));
   });
 
   it("with whenStoreDown: closed, refuses every call while the store is down, and tells each refusal", async () => {
@@ -1013,6 +1101,34 @@ describe("an opening decided while an exchange is on its way", () => {
       await done;
     },
   );
+
+  it("a probe that closed it while the exchange was on its way stays counted when the process is isolated before the answer: no flap", async () => {
+    const { clock, inner, a, b } = await slowAndFast({
+      consecutiveFailures: 1,
+      openFor: backoff.constant({ base: 1000 }),
+    });
+    const heard = changes(a);
+    await until(clock, 150);
+    calls(b, "fail"); // the fleet is open until 1150
+    await b.close();
+    await until(clock, 1160);
+    a.acquire(); // A's probe, as its exchange of 1160 to 1240 starts
+    await until(clock, 1210); // after A's exchange merged, at 1200
+    a.success(); // the probe closes it
+    const hold = a.isolate(); // before the exchange's answer, at 1240
+    await until(clock, 1500);
+    expect(heard).toStrictEqual([
+      { from: "closed", to: "open", openFor: 890 },
+      { from: "open", to: "half-open" },
+      { from: "half-open", to: "closed" },
+    ]);
+    expect(await stored(inner)).toStrictEqual(breakerState({ openUntil: 1150 }));
+    hold.dispose();
+    expect(a.state).toBe("closed");
+    const done = a.close();
+    await clock.advance(100);
+    await done;
+  });
 
   it.each([
     ["closed", false, { state: "open", openUntil: 940, openings: 1, consecutiveFailures: 1 }],

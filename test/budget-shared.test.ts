@@ -745,6 +745,29 @@ describe("an exchange lost to other processes' writes", () => {
     expect(await held(store, "budget-tokens:k")).toEqual({ kind: "tokens", tokens: 1000, holds: [] });
   });
 
+  it("counts what was asked for before it once in the smoothed rate of asking, not again at the next exchange", async () => {
+    const clock = new VirtualClock(1_000_000);
+    const store = faultyStore(memoryStore({ clock }));
+    const budget = retryBudget({ maxTokens: 1000, tokenRatio: 1, store, key: "k", clock });
+    await budget.ready();
+    for (const demand of [1, 3, 6]) {
+      expect(allowed(budget, demand)).toBe(demand);
+      await clock.advance(100);
+    }
+    // The rate is 0.04/ms: a lease of 12.
+    expect(await held(store, "budget-tokens:k")).toMatchObject({ holds: [[1000, 12]] });
+    // Asked 1 (a rate of (0.04 + 0.01) / 2 = 0.025/ms), and the exchange is lost.
+    expect(allowed(budget, 1)).toBe(1);
+    store.conflicts = 8;
+    await clock.advance(100);
+    // Asked 3 more: 4 since the last exchange that reached the store, but 3 since the rate last counted, so
+    // a rate of (0.025 + 0.03) / 2 = 0.0275/ms, and a lease of max(2 × 4, ceil(3 × 0.0275 × 100)) = 9.
+    expect(allowed(budget, 3)).toBe(3);
+    await clock.advance(100);
+    expect(await held(store, "budget-tokens:k")).toMatchObject({ holds: [[1000, 9]] });
+    await budget.close();
+  });
+
   it("counts what was asked for meanwhile: the next lease is at least twice what was asked since the last exchange that reached the store", async () => {
     const clock = new VirtualClock(1_000_000);
     const store = faultyStore(memoryStore({ clock }));

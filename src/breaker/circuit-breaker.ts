@@ -74,6 +74,13 @@ export class CircuitBreaker extends SharedPolicy {
   readonly #runs = new SharedRuns();
   /** Shared mode: when this process's latest opening ends (store time), until the fleet's state carries it. */
   #pendingOpen: number | undefined;
+  /** Shared mode: when this process decided that latest opening (store time). */
+  #pendingFrom = 0;
+  /**
+   * While this process's outcomes are replayed: when the opening they lead to was decided, so that the
+   * fleet's breaker stays open openFor from then, not from when the store heard of it. Taken by one opening.
+   */
+  #openFrom: number | undefined;
 
   constructor(options: CircuitBreakerOptions = {}) {
     super();
@@ -123,6 +130,7 @@ export class CircuitBreaker extends SharedPolicy {
     const scratch = new CircuitBreaker({ ...scratchOptions(this.#options, now), random: this.#random });
     restoreShared(shared, (state) => scratch.restore(state as BreakerState));
     scratch.#pendingOpen = this.#pendingOpen;
+    scratch.#openFrom = this.#pendingOpen === undefined ? undefined : this.#pendingFrom;
     if (!recovering) scratch.#replay(outcomes);
     // An opening this process decided while sharing, whose report has not landed yet: the fleet's too.
     const until = this.#pendingOpen;
@@ -209,16 +217,19 @@ export class CircuitBreaker extends SharedPolicy {
   }
 
   #adopt(shared: BreakerState): void {
-    const was = this.state;
     const from = this.#state;
     const probes = this.#inFlightProbes;
     this.restore(shared);
     if (this.#pendingOpen !== undefined && this.#state === "open" && this.#openUntil >= this.#pendingOpen) {
       this.#pendingOpen = undefined;
     }
+    this.#openFrom = this.#pendingOpen === undefined ? undefined : this.#pendingFrom;
     this.#runs.replayOwn(this.#random, (runs) => this.#replay(runs));
-    if (was === "half-open" && this.state === "half-open" && probes > 0) {
-      // This process's probes are still out: they must be able to close or reopen the breaker when they end.
+    this.#openFrom = undefined;
+    if (from === "half-open" && this.state === "half-open") {
+      // Told half-open here, and half-open for the fleet too (its opening has run out, though no probe has
+      // told the store so): half-open it stays, with this process's probes still out, which must be able
+      // to close or reopen the breaker when they end. (A probe given back was never reported.)
       this.#state = "half-open";
       this.#inFlightProbes = probes;
     }
@@ -285,8 +296,9 @@ export class CircuitBreaker extends SharedPolicy {
   }
 
   acquire(): number {
-    if (this.#isolations > 0) {
-      if (!this.#runs.quiet) this.#events.emit("rejected", { retryAfter: 0 });
+    // An isolation refuses calls, not the replay of a probe this process already made.
+    if (this.#isolations > 0 && !this.#runs.quiet) {
+      this.#events.emit("rejected", { retryAfter: 0 });
       throw new BrokenCircuitError(0, "the circuit is isolated (held open by isolate())");
     }
     if (this.replica?.refusing) {
@@ -480,10 +492,15 @@ export class CircuitBreaker extends SharedPolicy {
   #open(): void {
     const delay = this.#openFor.delay(this.#openings, this.#random);
     const duration = delay > 0 ? Math.min(delay, this.#maxOpen) : 0;
-    const until = this.#clock.now() + duration;
+    const now = this.#clock.now();
+    const until = (this.#openFrom ?? now) + duration;
+    this.#openFrom = undefined;
     // An opening decided here while sharing is the fleet's: it is kept until a write that carries it lands,
     // even if the store fails first.
-    if (this.shared && !this.#runs.quiet) this.#pendingOpen = Math.max(this.#pendingOpen ?? until, until);
+    if (this.shared && !this.#runs.quiet && until >= (this.#pendingOpen ?? until)) {
+      this.#pendingOpen = until;
+      this.#pendingFrom = now;
+    }
     this.#runs.record(OPENED);
     this.#openAt(until);
   }

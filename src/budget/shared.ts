@@ -88,6 +88,8 @@ export class SharedBudget extends BudgetBase {
   /** Retries asked for per ms, smoothed over the exchanges: what sizes the lease. */
   #rate = 0;
   #lastDetach: number;
+  /** Of the batch's demand, what an exchange that never reached the store handed back: in the rate already. */
+  #rated = 0;
   /** Lease taken back at the last exchange, to hand back at the next. */
   #revoked = 0;
   /** What the last merge decided: the top-up, what is taken back, and where the lease is counted. */
@@ -125,7 +127,8 @@ export class SharedBudget extends BudgetBase {
     // times what the smoothed rate of demand asks for in syncEvery (arrivals come in bursts), whichever
     // is more, and at least one. The last exchange hands the whole lease back and takes none.
     // An exchange asked for early (a refusal) must not make a short interval look like a high rate.
-    const sample = demand / Math.max(syncEvery, now - this.#lastDetach);
+    const sample = (demand - this.#rated) / Math.max(syncEvery, now - this.#lastDetach);
+    this.#rated = 0;
     this.#lastDetach = now;
     this.#rate = this.#rate === 0 ? sample : (this.#rate + sample) / 2;
     const target = final ? 0 : Math.max(1, 2 * demand, Math.ceil(3 * this.#rate * syncEvery));
@@ -157,6 +160,7 @@ export class SharedBudget extends BudgetBase {
     b.failures += batch.failures;
     b.successes += batch.successes;
     b.demand += batch.demand;
+    this.#rated += batch.demand;
     this.#owed += batch.owed;
     this.#lease += batch.returned;
     this.#revoked += batch.revoked;
@@ -201,10 +205,10 @@ export class SharedBudget extends BudgetBase {
 
   #mergeRatio(shared: unknown, batch: BudgetBatch, now: number, recovering: boolean): BudgetState {
     const at = { now: () => now, setTimer: () => () => {} };
-    let scratch = this.#make(at) as RatioBudget;
-    if (!restoreShared(shared, (state) => scratch.restore(state as BudgetState))) {
-      scratch = this.#make(at) as RatioBudget;
-    }
+    const scratch = this.#make(at) as RatioBudget;
+    // A state that fails its check is not loaded at all (the ratio budget checks it whole first), so
+    // the scratch budget stays empty.
+    restoreShared(shared, (state) => scratch.restore(state as BudgetState));
     if (!recovering) forEachRun(batch.requests, (bucket, count) => scratch.addRequestsAt(bucket, count));
     // Retries spent in the bucket after their lease's go to that bucket, so they stay in the window as
     // long as they should.
@@ -244,12 +248,10 @@ export class SharedBudget extends BudgetBase {
     }
     // This process's hold is released whole (the retries spent have their failures counted below) and
     // what it keeps is held again now.
-    const mine = holds.get(batch.leaseMark);
-    if (mine !== undefined) {
-      const left = mine - (batch.keep + batch.returned + batch.revoked + batch.spent);
-      if (left > 0) holds.set(batch.leaseMark, left);
-      else holds.delete(batch.leaseMark);
-    }
+    const left =
+      (holds.get(batch.leaseMark) ?? 0) - (batch.keep + batch.returned + batch.revoked + batch.spent);
+    if (left > 0) holds.set(batch.leaseMark, left);
+    else holds.delete(batch.leaseMark);
     // Successes first, then failures: of all orders, the one that leaves the fewest tokens.
     const successes = recovering ? 0 : batch.successes;
     const failures = (recovering ? 0 : batch.failures) + batch.owed;
@@ -265,14 +267,15 @@ export class SharedBudget extends BudgetBase {
   }
 
   #adopt(shared: unknown): void {
-    // The local copy: the fleet's state, with what this process saw since the exchange began.
+    // The local copy: the fleet's state, with what this process saw since the exchange began. (Nothing
+    // is owed here: the exchange took what was, and only a failed exchange owes more.)
     if (this.#local instanceof RatioBudget) {
       const local = this.#local;
       local.restore(shared as BudgetState);
       forEachRun(this.#batch.requests, (bucket, count) => local.addRequestsAt(bucket, count));
     } else {
       this.#local.restore({ kind: "tokens", tokens: (shared as SharedTokens).tokens });
-      this.#local.apply(this.#batch.successes, this.#batch.failures + this.#owed);
+      this.#local.apply(this.#batch.successes, this.#batch.failures);
     }
     this.#lease += this.#granted.lease;
     const revoked = Math.min(this.#lease, this.#granted.revoke);
