@@ -412,6 +412,16 @@ describe("unknown keys", () => {
       () => jitter.proportional({ maxDelta: 1 } as never),
       "`maxDelta` was renamed `maxSpread`.",
     ],
+    [
+      "randomizationFactor, now spread",
+      () => jitter.proportional({ randomizationFactor: 0.1 } as never),
+      "`randomizationFactor` was renamed `spread`.",
+    ],
+    [
+      "maxRandomization, now maxSpread",
+      () => jitter.proportional({ maxRandomization: 1 } as never),
+      "`maxRandomization` was renamed `maxSpread`.",
+    ],
   ] as const)("an unknown option names the one meant: %s", (_what, make, hint) => {
     const error = caught(make) as OptionError;
     expect(error).toBeInstanceOf(OptionError);
