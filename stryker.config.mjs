@@ -16,7 +16,9 @@ export default {
     "!src/**/schema.ts",
     "!src/**/checks.ts",
   ],
-  ignoreStatic: true,
+  // A mutant that acts while its module loads is run with the whole suite on a fresh load of the modules
+  // (the vitest runner starts its worker afresh for each run, so this holds without isolation too).
+  ignoreStatic: false,
   incremental: true,
   // One incremental file and report per set of folders (scripts/mutation.mjs names it), so a run on one
   // folder does not throw away what a run on another remembers.
@@ -24,7 +26,8 @@ export default {
   reporters: ["json", "progress"],
   jsonReporter: { fileName: `reports/mutation/${run}.json` },
   concurrency: 2,
-  timeoutMS: 10000,
+  // `npm run mutation -- --timeout=<ms>` raises it when other work shares the cores.
+  timeoutMS: Number(process.env.ROBUSTLY_MUTATION_TIMEOUT_MS ?? 10000),
   tempDirName: ".stryker-tmp",
   cleanTempDir: "always",
 };

@@ -9,13 +9,15 @@
  *
  * Score: mutants killed or timed out, over every mutant that ran or was not covered (mutants that did not
  * compile or crashed on load are left out, as Stryker does). A static mutant (one that acts while its
- * module loads, such as a top-level constant or a factory's registration) counts like any other, but
- * Stryker runs it only with the tests that touched it, not with a fresh load of the module: one that only
- * the loading can show survives, and the survivors' list marks it "(static)".
+ * module loads, such as a top-level constant or a factory's registration) counts like any other: Stryker
+ * runs it with the whole suite on a fresh load of the modules (`ignoreStatic: false`), some 16 s each on
+ * two cores, and the survivors' list marks it "(static)".
  *
  * Options: --survivors prints every survivor (file:line, mutator, replacement); --report-only shows each
  * folder from the newest report of a run that mutated it (reports/mutation/<folders joined by +>.json, or
- * all.json), without running Stryker.
+ * all.json), without running Stryker; --timeout=<ms> sets how long a mutant's tests may run beyond their
+ * usual time (times 1.5) before it counts as timed out: 10000 by default, more when other work shares the
+ * cores (a slowed test run that times out would count as killed).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -43,9 +45,23 @@ const LEFT_OUT = /\/(schema|checks)\.ts$/;
 
 const args = process.argv.slice(2);
 const flags = new Set(args.filter((a) => a.startsWith("--")));
+/** --timeout=<ms>: the time a mutant's tests may take beyond their usual time before it counts as timed out. */
+let timeoutMs;
 for (const flag of flags) {
-  if (!["--survivors", "--report-only"].includes(flag)) {
-    console.error(`npm run mutation: unknown flag ${flag}; allowed: --survivors, --report-only`);
+  const timeout = /^--timeout=(.*)$/.exec(flag);
+  if (timeout !== null) {
+    timeoutMs = Number(timeout[1]);
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1000 || timeoutMs > 600_000) {
+      console.error(
+        `npm run mutation: --timeout must be a whole number of ms from 1000 to 600000; got ${timeout[1]}`,
+      );
+      process.exit(2);
+    }
+    flags.delete(flag);
+  } else if (!["--survivors", "--report-only"].includes(flag)) {
+    console.error(
+      `npm run mutation: unknown flag ${flag}; allowed: --survivors, --report-only, --timeout=<ms>`,
+    );
     process.exit(2);
   }
 }
@@ -103,7 +119,11 @@ if (!flags.has("--report-only")) {
   const started = Date.now();
   const run = spawnSync(command, commandArgs, {
     stdio: "inherit",
-    env: { ...process.env, ROBUSTLY_MUTATION_RUN: RUN },
+    env: {
+      ...process.env,
+      ROBUSTLY_MUTATION_RUN: RUN,
+      ...(timeoutMs === undefined ? {} : { ROBUSTLY_MUTATION_TIMEOUT_MS: String(timeoutMs) }),
+    },
   });
   console.log(`\nStryker ran for ${((Date.now() - started) / 60_000).toFixed(1)} min`);
   if (run.status !== 0) {
