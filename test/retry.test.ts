@@ -1,4 +1,14 @@
-import { backoff, jitter, PermanentError, retry, retryReport, TimeoutError, wrap } from "robustly";
+import {
+  backoff,
+  jitter,
+  PermanentError,
+  pipeline,
+  retry,
+  retryReport,
+  steps,
+  TimeoutError,
+  wrap,
+} from "robustly";
 import { seededRandom, VirtualClock } from "robustly/testing";
 import { describe, expect, it } from "vitest";
 import { drive } from "./support/drive.js";
@@ -108,6 +118,50 @@ describe("retry", () => {
     const alone = scripted([bare]);
     const second = await drive(clock, retry(alone.operation, { clock, ...steady }));
     expect(second.ok ? undefined : second.error).toBe(bare);
+  });
+
+  it("a PermanentError wrapped in another is unwrapped once, whatever the call's shape: the caller gets the inner one, which an outer retry also stops at", async () => {
+    const clock = new VirtualClock();
+    const cause = new Error("not found");
+    const inner = new PermanentError(cause);
+    const fail = () => Promise.reject(new PermanentError(inner));
+    const controller = new AbortController();
+    const shapes: [string, () => Promise<unknown>][] = [
+      ["retry", () => retry(fail, { clock })],
+      ["retry with a signal", () => retry(fail, { clock, signal: controller.signal })],
+      ["retry with a timeout", () => retry(fail, { clock, timeout: 1000 })],
+      ["pipeline(retry)", () => pipeline(steps.retry()).execute(fail, { clock })],
+      [
+        "pipeline(retry) with a signal",
+        () => pipeline(steps.retry()).execute(fail, { signal: controller.signal }),
+      ],
+      [
+        "pipeline(retry, timeout)",
+        () => pipeline(steps.retry(), steps.timeout(1000)).execute(fail, { clock }),
+      ],
+      [
+        "pipeline(timeout, retry)",
+        () => pipeline(steps.timeout(1000), steps.retry()).execute(fail, { clock }),
+      ],
+    ];
+    const got: [string, unknown][] = [];
+    for (const [shape, call] of shapes) {
+      const result = await drive(clock, call());
+      got.push([shape, result.ok ? "resolved" : result.error]);
+    }
+    expect(got).toEqual(shapes.map(([shape]) => [shape, inner]));
+    for (const [, error] of got) expect(error).toBe(inner);
+    // Around another retry, the inner PermanentError ends the outer one too, which unwraps it in turn.
+    let outerAttempts = 0;
+    const nested = retry(
+      () => {
+        outerAttempts += 1;
+        return retry(fail, { clock });
+      },
+      { clock },
+    );
+    const outer = await drive(clock, nested);
+    expect([outer.ok ? "resolved" : outer.error, outerAttempts]).toEqual([cause, 1]);
   });
 
   it("retries only what retryOn matches: a class, a list, a name or code, a predicate", async () => {

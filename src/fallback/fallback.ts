@@ -3,7 +3,8 @@
  * matches, or of a value that `whenResult` refuses. Outside a retry step it answers when retries are
  * spent; inside, for each failed attempt.
  */
-import { unwrapPermanent as unwrap } from "../core/errors.js";
+
+import { edgeError } from "../core/edge.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
 import { Eventual, invoke, isThenable, settleWith } from "../core/invoke.js";
 import { knownKeys, optionalFunction } from "../core/validate.js";
@@ -131,7 +132,7 @@ export class FallbackStep<R = unknown> implements Step {
           },
       (thrown) => {
         if (done) return;
-        const error = unwrap(thrown);
+        const error = edgeError(thrown);
         let matches: MatchAnswer;
         try {
           matches = this.#when === undefined || this.#when(error);

@@ -12,7 +12,8 @@ import type { DefaultBudget } from "../budget/default.js";
 import type { RetryBudget } from "../budget/retry-budget.js";
 import { isBudgetLike } from "../core/budget-like.js";
 import { type Clock, clockOption } from "../core/clock.js";
-import { OptionError, unwrapPermanent } from "../core/errors.js";
+import { edgeError } from "../core/edge.js";
+import { OptionError } from "../core/errors.js";
 import { type CallbackErrorHandler, type Disposable, Events, warnOnce } from "../core/events.js";
 import type { Eventual } from "../core/invoke.js";
 import { type Random, systemRandom } from "../core/random.js";
@@ -209,7 +210,7 @@ export function hedge<T>(
         },
         (error) => {
           scope.close();
-          reject(unwrapPermanent(error));
+          reject(edgeError(error));
         },
       );
     });

@@ -4,8 +4,8 @@
  */
 
 import { type Clock, systemClock } from "../core/clock.js";
-import { atEdge } from "../core/edge.js";
-import { OptionError, unwrapPermanent as unwrap } from "../core/errors.js";
+import { atEdge, edgeError } from "../core/edge.js";
+import { OptionError } from "../core/errors.js";
 import { isThenable, settleWith } from "../core/invoke.js";
 import { checkedRandom, type Random, systemRandom } from "../core/random.js";
 import { knownKeys } from "../core/validate.js";
@@ -91,11 +91,6 @@ export class Pipeline implements Step {
     return (steps[index] as Step).execute<T>(next, scope);
   }
 
-  /** Runs the steps over `operation` in `scope` (an execution's root). */
-  run<T>(operation: Next<T>, scope: Scope): T | PromiseLike<T> {
-    return this.#run(0, scope, operation);
-  }
-
   #edge<T>(operation: Operation<T>, options: ExecuteOptions | undefined): Promise<T> {
     const first = this.#first;
     if (first !== undefined && typeof operation === "function") {
@@ -138,7 +133,7 @@ export function runAtEdge<T>(
     result = steps.execute(operation, scope);
   } catch (error) {
     scope.close();
-    return Promise.reject(unwrap(error));
+    return Promise.reject(edgeError(error));
   }
   return guardAtEdge(scope, result, finalAtEdge);
 }
