@@ -103,20 +103,15 @@ export class Scope implements ExecutionContext {
       this.elapsed = 0;
       this.timeout = Number.POSITIVE_INFINITY;
       this.hedge = 1;
-    } else if (fields === undefined) {
-      this.attempt = parent.attempt;
-      this.retries = parent.retries;
-      this.retriesLeft = parent.retriesLeft;
-      this.elapsed = parent.elapsed;
-      this.timeout = parent.timeout;
-      this.hedge = parent.hedge;
     } else {
-      this.attempt = fields.attempt ?? parent.attempt;
-      this.retries = fields.retries ?? parent.retries;
-      this.retriesLeft = fields.retriesLeft ?? parent.retriesLeft;
-      this.elapsed = fields.elapsed ?? parent.elapsed;
-      this.timeout = fields.timeout ?? parent.timeout;
-      this.hedge = fields.hedge ?? parent.hedge;
+      // A child is always made with its fields (`child`).
+      const own = fields as ScopeFields;
+      this.attempt = own.attempt ?? parent.attempt;
+      this.retries = own.retries ?? parent.retries;
+      this.retriesLeft = own.retriesLeft ?? parent.retriesLeft;
+      this.elapsed = own.elapsed ?? parent.elapsed;
+      this.timeout = own.timeout ?? parent.timeout;
+      this.hedge = own.hedge ?? parent.hedge;
     }
     this.claim = fields?.claim;
     this.canAbort = canAbort;
@@ -133,7 +128,7 @@ export class Scope implements ExecutionContext {
   }
 
   /** A scope for what runs inside: it aborts with this one; `abortable` when the step may abort it alone. */
-  child(fields?: ScopeFields, abortable = false): Scope {
+  child(fields: ScopeFields, abortable = false): Scope {
     return new Scope(this.clock, this.random, this, fields, abortable);
   }
 
