@@ -190,7 +190,8 @@ class AttemptLoop implements AsyncIterableIterator<Attempt> {
         this.#wanted = resolve;
       }));
     this.#ready = undefined;
-    if ("ok" in next) return this.#end(next);
+    // An iteration still waiting when the body left the loop ends as the loop does, without its own abort.
+    if ("ok" in next) return this.#end(next.ok === false && next.error === this.#left ? { ok: true } : next);
     this.#retryDecided = false;
     this.#current = next;
     return { done: false, value: next };
