@@ -15,18 +15,12 @@ import {
   type Step,
   steps,
 } from "robustly";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { deadlinesOf, systemClock } from "../src/core/clock.js";
-import { abortListeners, deferred, drive, tick, VirtualClock } from "./support/drive.js";
+import { abortListeners, deferred, drive, tick, unhandledRejections, VirtualClock } from "./support/drive.js";
 
-let unhandled: unknown[] = [];
-const collect = (reason: unknown) => unhandled.push(reason);
-beforeEach(() => {
-  unhandled = [];
-  process.on("unhandledRejection", collect);
-});
+const unhandled = unhandledRejections();
 afterEach(() => {
-  process.off("unhandledRejection", collect);
   expect(unhandled).toEqual([]);
 });
 

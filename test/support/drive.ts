@@ -1,6 +1,7 @@
 import { getEventListeners } from "node:events";
 import { type AttemptContext, type Clock, type RetryOptions, retry } from "robustly";
 import { VirtualClock } from "robustly/testing";
+import { afterEach, beforeEach } from "vitest";
 import { sweep } from "../../src/core/abort.js";
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -107,4 +108,21 @@ export function thrownBy(run: () => unknown): unknown {
     return error;
   }
   return undefined;
+}
+
+/**
+ * The promise rejections no one handled during each test of the file that calls this (at its top level):
+ * the array is emptied before each test and filled as they come.
+ */
+export function unhandledRejections(): unknown[] {
+  const seen: unknown[] = [];
+  const collect = (reason: unknown) => seen.push(reason);
+  beforeEach(() => {
+    seen.length = 0;
+    process.on("unhandledRejection", collect);
+  });
+  afterEach(() => {
+    process.off("unhandledRejection", collect);
+  });
+  return seen;
 }
